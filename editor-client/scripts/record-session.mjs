@@ -1,0 +1,26 @@
+// Records the demo session from the real server into test/fixtures/session.json: every action
+// the chat view gets (mode list, state, modus/update notifications, approvals and answers).
+// Needs `npm run compile-tests`. Interpreter: $MODUS_PYTHON, else ../.venv/bin/python.
+import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { clientDir } from './python.mjs';
+
+const require = createRequire(import.meta.url);
+const { ServerSession, DEMO_TURNS, DEMO_REQUEST } = require(join(clientDir, 'out', 'test', 'server.js'));
+
+const out = process.argv[2] ?? join(clientDir, 'test', 'fixtures', 'session.json');
+const session = await new ServerSession({ turns: DEMO_TURNS }).start();
+try {
+  session.record({ type: 'modes', modes: await session.api.modes() });
+  session.record({ type: 'state', state: await session.api.state() });
+  await session.chat(DEMO_REQUEST);
+  const data = {
+    source: 'recorded from the real server by scripts/record-session.mjs (demo scenario, every approval approved)',
+    actions: session.actions,
+  };
+  writeFileSync(out, JSON.stringify(data, null, 1) + '\n');
+  console.log(`wrote ${out}: ${session.actions.length} actions`);
+} finally {
+  await session.stop();
+}

@@ -1,0 +1,396 @@
+// The VS Code side of Modus: starts the server, renders what it says, sends back what the user
+// does. Product logic lives in the server; the protocol layer (src/protocol) knows no `vscode`.
+import { randomUUID } from 'crypto';
+import * as vscode from 'vscode';
+import {
+  ApplyWorkspaceEditParams,
+  ApplyWorkspaceEditResult,
+  ClientCapabilities,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  StaticFeature,
+  TextDocumentEdit,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { CLIENT_EXPERIMENTAL_CAPABILITIES, errorMessage, ModusApi, Rpc } from './protocol/client';
+import type { ApprovalResponse } from './protocol/generated';
+import { buildSettings } from './protocol/settings';
+import { Action, initialView, reduce, ViewState } from './protocol/view';
+import { chatHtml, makeNonce } from './webview/html';
+import type { FromWebview, ToWebview } from './webview/messages';
+
+const SECRET_KEYS = { anthropic: 'modus.apiKey.anthropic', openai: 'modus.apiKey.openai' } as const;
+const KEY_ENV = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' } as const;
+const PROMPT_SCHEME = 'modus-prompt';
+
+/** Declares `capabilities.experimental.modus.approvals = true`: this client renders approvals. */
+class ApprovalsCapability implements StaticFeature {
+  getState() {
+    return { kind: 'static' as const };
+  }
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    capabilities.experimental = { ...(capabilities.experimental as object), ...CLIENT_EXPERIMENTAL_CAPABILITIES };
+  }
+  initialize(): void {}
+  clear(): void {}
+}
+
+class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentProvider {
+  private client: LanguageClient | undefined;
+  private api: ModusApi | undefined;
+  private view: ViewState = initialView();
+  private webview: vscode.WebviewView | undefined;
+  private readonly approvals = new Map<string, (r: ApprovalResponse) => void>();
+  private approvalSeq = 0;
+  private readonly status: vscode.StatusBarItem;
+  private readonly prompts = new Map<string, string>();
+  private readonly promptChanged = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.promptChanged.event;
+  private readonly output = vscode.window.createOutputChannel('Modus');
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
+    this.status.command = 'modus.ui.switchMode';
+    this.renderStatus();
+    this.status.show();
+    context.subscriptions.push(this.status, this.output, this.promptChanged);
+  }
+
+  // ------------------------------------------------------------------ server process
+
+  async start(): Promise<void> {
+    const config = vscode.workspace.getConfiguration('modus');
+    const python = await resolvePython(config.get<string>('pythonPath'));
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const provider of ['anthropic', 'openai'] as const) {
+      const key = await this.context.secrets.get(SECRET_KEYS[provider]);
+      if (key) env[KEY_ENV[provider]] = key;
+    }
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const serverOptions: ServerOptions = {
+      command: python,
+      args: ['-m', 'server'],
+      transport: TransportKind.stdio,
+      options: { env, cwd },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }],
+      initializationOptions: { modus: this.settings() },
+      outputChannel: this.output,
+    };
+    const client = new LanguageClient('modus', 'Modus', serverOptions, clientOptions);
+    client.registerFeature(new ApprovalsCapability());
+    const api = new ModusApi(client as unknown as Rpc);
+    api.onUpdate((update) => this.dispatch({ type: 'update', update }));
+    api.onApproval((request, token) => this.askApproval(request, token));
+    // Replaces the client's own workspace/applyEdit handler (registered before ours) to save
+    // the edited documents after a successful apply.
+    client.onRequest('workspace/applyEdit', (params: ApplyWorkspaceEditParams) => this.applyEdit(client, params));
+    this.client = client;
+    this.api = api;
+    try {
+      await client.start();
+    } catch (err) {
+      this.dispatch({ type: 'error', text: `Could not start the Modus server with ${python}: ${errorMessage(err)}` });
+      vscode.window.showErrorMessage(
+        `Modus: could not start \`${python} -m server\` (${errorMessage(err)}). Set "modus.pythonPath" to an interpreter with Modus installed.`,
+      );
+      return;
+    }
+    await this.refresh();
+  }
+
+  async stop(): Promise<void> {
+    for (const resolve of this.approvals.values()) resolve({ decision: 'deny' });
+    this.approvals.clear();
+    const client = this.client;
+    this.client = undefined;
+    this.api = undefined;
+    if (client) await client.stop().catch(() => undefined);
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  settings() {
+    const config = vscode.workspace.getConfiguration('modus');
+    return buildSettings((key) => config.get(key));
+  }
+
+  onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
+    if (!e.affectsConfiguration('modus')) return;
+    if (e.affectsConfiguration('modus.pythonPath')) {
+      void this.restart();
+      return;
+    }
+    void this.client?.sendNotification('workspace/didChangeConfiguration', { settings: { modus: this.settings() } });
+  }
+
+  private async refresh(): Promise<void> {
+    if (!this.api) return;
+    try {
+      this.dispatch({ type: 'modes', modes: await this.api.modes() });
+      this.dispatch({ type: 'state', state: await this.api.state() });
+    } catch (err) {
+      this.output.appendLine(`modus: could not read the state: ${errorMessage(err)}`);
+    }
+  }
+
+  private async applyEdit(client: LanguageClient, params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult> {
+    const edit = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
+    const applied = await vscode.workspace.applyEdit(edit);
+    if (applied && vscode.workspace.getConfiguration('modus').get<boolean>('saveAfterEdit', true)) {
+      const uris = new Set<string>(Object.keys(params.edit.changes ?? {}));
+      for (const change of params.edit.documentChanges ?? []) {
+        if (TextDocumentEdit.is(change)) uris.add(change.textDocument.uri);
+      }
+      for (const uri of uris) {
+        const target = client.protocol2CodeConverter.asUri(uri).toString();
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target);
+        if (doc?.isDirty) await doc.save();
+      }
+    }
+    return { applied };
+  }
+
+  // ------------------------------------------------------------------ view state
+
+  dispatch(action: Action): void {
+    this.view = reduce(this.view, action);
+    this.post({ type: 'action', action });
+    this.renderStatus();
+  }
+
+  private post(message: ToWebview): void {
+    void this.webview?.webview.postMessage(message);
+  }
+
+  private renderStatus(): void {
+    const mode = this.view.mode;
+    this.status.text = `$(comment-discussion) ${mode ? mode.name : 'Modus'}`;
+    this.status.tooltip = mode ? `Modus mode: ${mode.name} — click to switch` : 'Modus: switch mode';
+  }
+
+  private askApproval(
+    request: Parameters<Parameters<ModusApi['onApproval']>[0]>[0],
+    token: { onCancellationRequested(l: () => void): unknown },
+  ): Promise<ApprovalResponse> {
+    const id = `approval-${++this.approvalSeq}`;
+    return new Promise((resolve) => {
+      this.approvals.set(id, resolve);
+      this.dispatch({ type: 'approval', id, request });
+      void vscode.commands.executeCommand('modus.chat.focus');
+      token.onCancellationRequested(() => {
+        if (this.approvals.delete(id)) {
+          this.dispatch({ type: 'approvalCancelled', id });
+          resolve({ decision: 'deny' });
+        }
+      });
+    });
+  }
+
+  // ------------------------------------------------------------------ webview
+
+  resolveWebviewView(webviewView: vscode.WebviewView): void {
+    this.webview = webviewView;
+    const media = vscode.Uri.joinPath(this.context.extensionUri, 'media');
+    const dist = vscode.Uri.joinPath(this.context.extensionUri, 'dist');
+    const webview = webviewView.webview;
+    webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
+    webview.html = chatHtml({
+      cspSource: webview.cspSource,
+      nonce: makeNonce(),
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'webview.css')).toString(),
+    });
+    webview.onDidReceiveMessage((m: FromWebview) => this.onWebviewMessage(m));
+    webviewView.onDidDispose(() => {
+      if (this.webview === webviewView) this.webview = undefined;
+    });
+  }
+
+  private async onWebviewMessage(m: FromWebview): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        this.post({ type: 'snapshot', view: this.view });
+        return;
+      case 'send':
+        return this.send(m.text);
+      case 'approval': {
+        const resolve = this.approvals.get(m.id);
+        if (!resolve) return;
+        this.approvals.delete(m.id);
+        const response: ApprovalResponse = { decision: m.decision, ...(m.feedback ? { feedback: m.feedback } : {}) };
+        this.dispatch({ type: 'approvalAnswered', id: m.id, response });
+        resolve(response);
+        return;
+      }
+      case 'switchMode':
+        return this.switchTo(m.slug);
+      case 'cancel':
+        return this.cancel();
+      case 'newConversation':
+        return this.newConversation();
+    }
+  }
+
+  // ------------------------------------------------------------------ user actions
+
+  private requireApi(): ModusApi | undefined {
+    if (!this.api) void vscode.window.showWarningMessage('Modus: the server is not running.');
+    return this.api;
+  }
+
+  async send(text: string): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    try {
+      const result = await api.send({ text, ...(this.view.conversationId ? { conversationId: this.view.conversationId } : {}) });
+      this.dispatch({ type: 'sent', result });
+    } catch (err) {
+      this.dispatch({ type: 'error', text: `Could not send: ${errorMessage(err)}` });
+    }
+  }
+
+  async switchMode(): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    let list;
+    try {
+      list = await api.modes();
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Modus: could not list the modes: ${errorMessage(err)}`);
+      return;
+    }
+    this.dispatch({ type: 'modes', modes: list });
+    const picked = await vscode.window.showQuickPick(
+      list.modes.map((m) => ({
+        label: m.name,
+        description: `${m.slug} · ${m.source}${m.slug === list.current ? ' · current' : ''}`,
+        detail: m.description ?? m.whenToUse ?? undefined,
+        slug: m.slug,
+      })),
+      { placeHolder: 'Switch Modus to mode…', matchOnDescription: true, matchOnDetail: true },
+    );
+    if (picked) await this.switchTo(picked.slug);
+  }
+
+  private async switchTo(slug: string): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    try {
+      this.dispatch({ type: 'state', state: await api.switchMode(slug) });
+    } catch (err) {
+      this.dispatch({ type: 'error', text: `Could not switch to ${slug}: ${errorMessage(err)}` });
+      void vscode.window.showErrorMessage(`Modus: could not switch to ${slug}: ${errorMessage(err)}`);
+    }
+  }
+
+  async showSystemPrompt(): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    let text: string;
+    try {
+      text = await api.systemPrompt();
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Modus: the server could not show the system prompt: ${errorMessage(err)}`);
+      return;
+    }
+    const name = this.view.mode?.name ?? 'current';
+    const uri = vscode.Uri.from({ scheme: PROMPT_SCHEME, path: `/System prompt (${name}).md` });
+    this.prompts.set(uri.toString(), text);
+    this.promptChanged.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.prompts.get(uri.toString()) ?? '';
+  }
+
+  newConversation(): void {
+    this.dispatch({ type: 'newConversation', conversationId: randomUUID() });
+    void vscode.commands.executeCommand('modus.chat.focus');
+  }
+
+  async cancel(): Promise<void> {
+    const api = this.requireApi();
+    if (!api || !this.view.conversationId) return;
+    try {
+      await api.cancel(this.view.conversationId);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Modus: could not cancel: ${errorMessage(err)}`);
+    }
+  }
+
+  async setApiKey(): Promise<void> {
+    const provider = await vscode.window.showQuickPick(
+      [
+        { label: 'Anthropic', description: KEY_ENV.anthropic, id: 'anthropic' as const },
+        { label: 'OpenAI (or OpenAI-compatible)', description: KEY_ENV.openai, id: 'openai' as const },
+      ],
+      { placeHolder: 'API key for which provider?' },
+    );
+    if (!provider) return;
+    const key = await vscode.window.showInputBox({
+      prompt: `${provider.label} API key (stored in VS Code's secret storage; empty to remove)`,
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (key === undefined) return;
+    if (key.trim()) await this.context.secrets.store(SECRET_KEYS[provider.id], key.trim());
+    else await this.context.secrets.delete(SECRET_KEYS[provider.id]);
+    // The key reaches the server through its environment: restart it.
+    await this.restart();
+    void vscode.window.showInformationMessage(`Modus: ${provider.label} API key ${key.trim() ? 'saved' : 'removed'}.`);
+  }
+}
+
+/** `modus.pythonPath`, else the Python extension's selected interpreter, else `python3`. */
+async function resolvePython(configured: string | undefined): Promise<string> {
+  if (configured && configured.trim()) return configured.trim();
+  try {
+    const ext = vscode.extensions.getExtension('ms-python.python');
+    if (ext) {
+      const api = ext.isActive ? ext.exports : await ext.activate();
+      const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
+      const envPath = api?.environments?.getActiveEnvironmentPath?.(resource);
+      if (envPath) {
+        const env = await api.environments.resolveEnvironment?.(envPath);
+        const exe = env?.executable?.uri?.fsPath ?? envPath.path;
+        if (exe) return exe;
+      }
+      const exec = api?.settings?.getExecutionDetails?.(resource)?.execCommand;
+      if (Array.isArray(exec) && exec[0]) return exec[0];
+    }
+  } catch {
+    // fall through to python3
+  }
+  return 'python3';
+}
+
+let modus: Modus | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const m = (modus = new Modus(context));
+  context.subscriptions.push(
+    vscode.window.registerWebviewViewProvider('modus.chat', m, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.workspace.registerTextDocumentContentProvider(PROMPT_SCHEME, m),
+    vscode.commands.registerCommand('modus.ui.switchMode', () => m.switchMode()),
+    vscode.commands.registerCommand('modus.ui.showSystemPrompt', () => m.showSystemPrompt()),
+    vscode.commands.registerCommand('modus.ui.newConversation', () => m.newConversation()),
+    vscode.commands.registerCommand('modus.ui.cancel', () => m.cancel()),
+    vscode.commands.registerCommand('modus.ui.setApiKey', () => m.setApiKey()),
+    vscode.commands.registerCommand('modus.ui.restartServer', () => m.restart()),
+    vscode.workspace.onDidChangeConfiguration((e) => m.onConfigurationChanged(e)),
+  );
+  await m.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await modus?.stop();
+  modus = undefined;
+}

@@ -1,0 +1,115 @@
+// The typed protocol layer: method names, request helpers, server-request handlers.
+// It does not import `vscode`: the extension runs it over vscode-languageclient, the tests over
+// a plain vscode-jsonrpc connection to the real server.
+import {
+  ApprovalRequest,
+  ApprovalResponse,
+  ChatSendParams,
+  Command,
+  Method,
+  PromptGetParams,
+  Requests,
+  Update,
+} from './generated';
+
+export interface Disposable {
+  dispose(): void;
+}
+
+export interface CancellationLike {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): Disposable;
+}
+
+/** What both vscode-jsonrpc's MessageConnection and vscode-languageclient's LanguageClient offer. */
+export interface Rpc {
+  sendRequest(method: string, params: unknown): Promise<unknown>;
+  onNotification(method: string, handler: (params: any) => void): Disposable;
+  onRequest(method: string, handler: (params: any, token: CancellationLike) => unknown): Disposable;
+}
+
+export type ApprovalHandler = (request: ApprovalRequest, token: CancellationLike) => Promise<ApprovalResponse>;
+
+/** The client capability that tells the server this client renders `modus/approval` itself. */
+export const CLIENT_EXPERIMENTAL_CAPABILITIES = { modus: { approvals: true } } as const;
+
+export class ModusApi {
+  constructor(private readonly rpc: Rpc) {}
+
+  request<M extends keyof Requests>(method: M, params: Requests[M]['params']): Promise<Requests[M]['result']> {
+    return this.rpc.sendRequest(method, params) as Promise<Requests[M]['result']>;
+  }
+
+  state() {
+    return this.request(Method.state, {});
+  }
+  modes() {
+    return this.request(Method.modesList, {});
+  }
+  switchMode(slug: string) {
+    return this.request(Method.modesSwitch, { slug });
+  }
+  setPhase(phase: 'plan' | 'act') {
+    return this.request(Method.phaseSet, { phase });
+  }
+  send(params: ChatSendParams) {
+    return this.request(Method.chatSend, params);
+  }
+  cancel(conversationId: string) {
+    return this.request(Method.chatCancel, { conversationId });
+  }
+  history(conversationId: string) {
+    return this.request(Method.chatHistory, { conversationId });
+  }
+  prompt(params: PromptGetParams = {}) {
+    return this.request(Method.promptGet, params);
+  }
+
+  executeCommand(command: string, args: unknown[] = []): Promise<unknown> {
+    return this.rpc.sendRequest('workspace/executeCommand', { command, arguments: args });
+  }
+
+  /**
+   * The current task's system prompt: `modus.showPrompt`, else `modus/prompt/get`.
+   * Rejects with the first error when neither works.
+   */
+  async systemPrompt(): Promise<string> {
+    let first: unknown;
+    try {
+      const text = promptText(await this.executeCommand(Command.SHOW_PROMPT));
+      if (text !== undefined) return text;
+    } catch (err) {
+      first = err;
+    }
+    try {
+      return (await this.prompt({})).text;
+    } catch (err) {
+      throw first ?? err;
+    }
+  }
+
+  onUpdate(handler: (update: Update) => void): Disposable {
+    return this.rpc.onNotification(Method.update, handler);
+  }
+
+  onApproval(handler: ApprovalHandler): Disposable {
+    return this.rpc.onRequest(Method.approval, (params: ApprovalRequest, token: CancellationLike) =>
+      handler(params, token),
+    );
+  }
+}
+
+/** `modus.showPrompt` may answer the text itself or an object carrying `text`. */
+export function promptText(result: unknown): string | undefined {
+  if (typeof result === 'string') return result;
+  if (result && typeof result === 'object' && typeof (result as { text?: unknown }).text === 'string') {
+    return (result as { text: string }).text;
+  }
+  return undefined;
+}
+
+/** The message of a JSON-RPC error (or anything thrown). */
+export function errorMessage(err: unknown): string {
+  if (err && typeof err === 'object' && 'message' in err) return String((err as { message: unknown }).message);
+  return String(err);
+}

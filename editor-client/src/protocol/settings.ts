@@ -1,0 +1,29 @@
+// Builds the `modus` settings object (initializationOptions.modus and
+// workspace/didChangeConfiguration {settings: {modus}}) from the editor's configuration.
+import type { Settings } from './generated';
+
+/** Setting keys forwarded to the server, under `modus.` in VS Code. */
+export const SERVER_SETTING_KEYS = [
+  'models',
+  'autoApprove',
+  'yolo',
+  'modeSwitchDelayMs',
+  'agents',
+  'members',
+  'stateDir',
+] as const;
+
+/**
+ * `get(key)` reads `modus.<key>`. Empty values (unset, null, '', empty agents) are left out so
+ * that the server applies its own defaults.
+ */
+export function buildSettings(get: (key: string) => unknown): Settings {
+  const out: Record<string, unknown> = {};
+  for (const key of SERVER_SETTING_KEYS) {
+    const value = get(key);
+    if (value === undefined || value === null || value === '') continue;
+    if (key === 'agents' && Array.isArray(value) && value.length === 0) continue;
+    out[key] = value;
+  }
+  return out as Settings;
+}

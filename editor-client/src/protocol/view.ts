@@ -1,0 +1,279 @@
+// The view state of the chat and the reducer that builds it from what the server says
+// (`modus/update` notifications, `modus/approval` requests, request results). Pure functions,
+// no `vscode`, no DOM: the extension and the webview run the same reducer on the same actions.
+import type {
+  ApprovalRequest,
+  ApprovalResponse,
+  ChatSendResult,
+  ModeInfo,
+  ModesListResult,
+  State,
+  Todo,
+  ToolError,
+  Update,
+} from './generated';
+
+export type ToolStatus = 'pending' | 'running' | 'completed' | 'failed';
+export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancelled';
+
+export type Entry =
+  | { type: 'user'; id: string; text: string }
+  | { type: 'assistant'; id: string; turnId?: string; agent?: string; text: string; streaming: boolean }
+  | { type: 'system'; id: string; text: string }
+  | {
+      type: 'tool';
+      id: string;
+      name: string;
+      params: Record<string, unknown>;
+      status: ToolStatus;
+      result?: string;
+      error?: ToolError;
+    }
+  | { type: 'mode'; id: string; from: string; to: string; reason?: string; by: 'user' | 'model' }
+  | { type: 'phase'; id: string; from: string; to: string }
+  | { type: 'approval'; id: string; request: ApprovalRequest; status: ApprovalStatus; feedback?: string }
+  | { type: 'turn'; id: string; agent: string; outcome: string }
+  | { type: 'error'; id: string; text: string };
+
+export interface PlanView {
+  state: string;
+  markdown?: string;
+  completedSteps: string[];
+}
+
+export interface ViewState {
+  conversationId: string | null;
+  mode: { slug: string; name: string } | null;
+  phase: 'plan' | 'act' | null;
+  modes: ModeInfo[];
+  entries: Entry[];
+  /** turnIds of the turns running now */
+  running: string[];
+  plan: PlanView | null;
+  todos: Todo[];
+  /** counter for client-side entry ids */
+  seq: number;
+}
+
+export type Action =
+  | { type: 'update'; update: Update }
+  | { type: 'state'; state: State }
+  | { type: 'modes'; modes: ModesListResult }
+  | { type: 'approval'; id: string; request: ApprovalRequest }
+  | { type: 'approvalAnswered'; id: string; response: ApprovalResponse }
+  | { type: 'approvalCancelled'; id: string }
+  | { type: 'newConversation'; conversationId: string }
+  | { type: 'sent'; result: ChatSendResult }
+  | { type: 'error'; text: string };
+
+export function initialView(): ViewState {
+  return {
+    conversationId: null,
+    mode: null,
+    phase: null,
+    modes: [],
+    entries: [],
+    running: [],
+    plan: null,
+    todos: [],
+    seq: 0,
+  };
+}
+
+export function modeName(view: ViewState, slug: string): string {
+  return view.modes.find((m) => m.slug === slug)?.name ?? slug;
+}
+
+/** Applies a sequence of actions (e.g. a recorded session) to a view. */
+export function replay(actions: Action[], view: ViewState = initialView()): ViewState {
+  return actions.reduce(reduce, view);
+}
+
+export function reduce(view: ViewState, action: Action): ViewState {
+  switch (action.type) {
+    case 'update':
+      return applyUpdate(view, action.update);
+    case 'state':
+      return {
+        ...view,
+        mode: { slug: action.state.mode.slug, name: action.state.mode.name },
+        phase: action.state.phase,
+        conversationId: view.conversationId ?? action.state.conversationId,
+      };
+    case 'modes': {
+      const next = { ...view, modes: action.modes.modes };
+      const slug = action.modes.current;
+      return { ...next, mode: { slug, name: modeName(next, slug) } };
+    }
+    case 'approval':
+      return push(view, { type: 'approval', id: action.id, request: action.request, status: 'pending' });
+    case 'approvalAnswered':
+      return patch(view, action.id, 'approval', (e) => ({
+        ...e,
+        status: action.response.decision,
+        feedback: action.response.feedback ?? undefined,
+      }));
+    case 'approvalCancelled':
+      return patch(view, action.id, 'approval', (e) => (e.status === 'pending' ? { ...e, status: 'cancelled' } : e));
+    case 'newConversation':
+      return { ...view, conversationId: action.conversationId, entries: [], running: [], plan: null, todos: [] };
+    case 'sent':
+      return { ...view, conversationId: action.result.conversationId };
+    case 'error':
+      return pushLocal(view, (id) => ({ type: 'error', id, text: action.text }));
+  }
+}
+
+function applyUpdate(view: ViewState, u: Update): ViewState {
+  // Mode and phase are the session's, whatever conversation reports them.
+  if (u.kind === 'mode_changed') {
+    const next = { ...view, mode: { slug: u.to, name: modeName(view, u.to) } };
+    if (!sameConversation(view, u.conversationId)) return next;
+    return pushLocal(adopt(next, u.conversationId), (id) => ({
+      type: 'mode',
+      id,
+      from: u.from,
+      to: u.to,
+      reason: u.reason,
+      by: u.by,
+    }));
+  }
+  if (u.kind === 'phase_changed') {
+    const next = { ...view, phase: u.to };
+    if (!sameConversation(view, u.conversationId)) return next;
+    return pushLocal(adopt(next, u.conversationId), (id) => ({ type: 'phase', id, from: u.from, to: u.to }));
+  }
+  if (!sameConversation(view, u.conversationId)) return view;
+  view = adopt(view, u.conversationId);
+  switch (u.kind) {
+    case 'turn_started':
+      return { ...view, running: [...view.running.filter((t) => t !== u.turnId), u.turnId] };
+    case 'turn_ended': {
+      const next = { ...closeStreams(view, u.turnId), running: view.running.filter((t) => t !== u.turnId) };
+      if (u.outcome === 'completed') return next;
+      return pushLocal(next, (id) => ({ type: 'turn', id, agent: u.agent, outcome: u.outcome }));
+    }
+    case 'message_delta': {
+      const open = openStream(view, u.turnId);
+      if (open) return patch(view, open.id, 'assistant', (e) => ({ ...e, text: e.text + u.text }));
+      return pushLocal(view, (id) => ({
+        type: 'assistant',
+        id,
+        turnId: u.turnId,
+        agent: u.agent,
+        text: u.text,
+        streaming: true,
+      }));
+    }
+    case 'message': {
+      if (u.role === 'assistant') {
+        const open = u.turnId ? openStream(view, u.turnId) : undefined;
+        if (open) return patch(view, open.id, 'assistant', (e) => ({ ...e, text: u.text, streaming: false }));
+        return pushLocal(view, (id) => ({
+          type: 'assistant',
+          id,
+          turnId: u.turnId,
+          agent: u.agent,
+          text: u.text,
+          streaming: false,
+        }));
+      }
+      if (u.role === 'user') return pushLocal(view, (id) => ({ type: 'user', id, text: u.text }));
+      return pushLocal(view, (id) => ({ type: 'system', id, text: u.text }));
+    }
+    case 'tool_call': {
+      // A tool call ends the streamed text before it.
+      view = closeStreams(view, u.turnId);
+      const id = `tool:${u.toolCallId}`;
+      const entry: Entry = {
+        type: 'tool',
+        id,
+        name: u.name,
+        params: u.params,
+        status: u.status,
+        result: u.result,
+        error: u.error,
+      };
+      if (view.entries.some((e) => e.id === id)) return patch(view, id, 'tool', () => entry);
+      return push(view, entry);
+    }
+    case 'plan':
+      return { ...view, plan: { state: u.state, markdown: u.markdown, completedSteps: u.completedSteps } };
+    case 'todos':
+      return { ...view, todos: u.todos };
+  }
+  return view;
+}
+
+function sameConversation(view: ViewState, conversationId: string): boolean {
+  return view.conversationId === null || view.conversationId === conversationId;
+}
+
+function adopt(view: ViewState, conversationId: string): ViewState {
+  return view.conversationId === null ? { ...view, conversationId } : view;
+}
+
+function openStream(view: ViewState, turnId: string) {
+  for (let i = view.entries.length - 1; i >= 0; i--) {
+    const e = view.entries[i];
+    if (e.type === 'assistant' && e.turnId === turnId && e.streaming) return e;
+  }
+  return undefined;
+}
+
+function closeStreams(view: ViewState, turnId: string): ViewState {
+  if (!view.entries.some((e) => e.type === 'assistant' && e.turnId === turnId && e.streaming)) return view;
+  return {
+    ...view,
+    entries: view.entries.map((e) =>
+      e.type === 'assistant' && e.turnId === turnId && e.streaming ? { ...e, streaming: false } : e,
+    ),
+  };
+}
+
+function push(view: ViewState, entry: Entry): ViewState {
+  return { ...view, entries: [...view.entries, entry] };
+}
+
+function pushLocal(view: ViewState, make: (id: string) => Entry): ViewState {
+  const seq = view.seq + 1;
+  return push({ ...view, seq }, make(`e${seq}`));
+}
+
+function patch<T extends Entry['type']>(
+  view: ViewState,
+  id: string,
+  type: T,
+  fn: (e: Extract<Entry, { type: T }>) => Entry,
+): ViewState {
+  return {
+    ...view,
+    entries: view.entries.map((e) => (e.id === id && e.type === type ? fn(e as Extract<Entry, { type: T }>) : e)),
+  };
+}
+
+/** What a user reads in the view, one line per entry: handy for tests and logs. */
+export function describe(view: ViewState): string[] {
+  return view.entries.map((e) => {
+    switch (e.type) {
+      case 'user':
+        return `user: ${e.text}`;
+      case 'assistant':
+        return `assistant: ${e.text}`;
+      case 'system':
+        return `system: ${e.text}`;
+      case 'tool':
+        return `tool ${e.name} ${e.status}${e.error ? ` ${e.error.type}: ${e.error.message}` : ''}`;
+      case 'mode':
+        return `mode ${e.from} -> ${e.to}`;
+      case 'phase':
+        return `phase ${e.from} -> ${e.to}`;
+      case 'approval':
+        return `approval ${e.request.kind} ${e.status}: ${e.request.title}`;
+      case 'turn':
+        return `turn ${e.outcome}`;
+      case 'error':
+        return `error: ${e.text}`;
+    }
+  });
+}

@@ -1,0 +1,55 @@
+// The chat webview's HTML shell. No `vscode` import: the headless browser tests use it too.
+
+export interface HtmlOptions {
+  /** `webview.cspSource`: the origin the script and style are served from */
+  cspSource: string;
+  nonce: string;
+  scriptUri: string;
+  styleUri: string;
+}
+
+export function makeNonce(): string {
+  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let out = '';
+  for (let i = 0; i < 32; i++) out += chars[Math.floor(Math.random() * chars.length)];
+  return out;
+}
+
+const attr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+export function chatHtml(o: HtmlOptions): string {
+  const csp = [
+    "default-src 'none'",
+    `style-src ${o.cspSource}`,
+    `font-src ${o.cspSource}`,
+    `img-src ${o.cspSource} data:`,
+    `script-src 'nonce-${o.nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${attr(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${attr(o.styleUri)}">
+<title>Modus</title>
+</head>
+<body>
+<header id="bar">
+  <label class="mode">Mode <select id="mode" aria-label="Mode"></select></label>
+  <span id="phase" class="badge" title="Phase"></span>
+  <span id="busy" class="busy" hidden>working…</span>
+  <span class="spacer"></span>
+  <button id="cancel" class="secondary" title="Cancel the running turn" hidden>Cancel</button>
+  <button id="new" class="secondary" title="New conversation">New</button>
+</header>
+<section id="plan" hidden></section>
+<main id="log" aria-live="polite"></main>
+<form id="composer">
+  <textarea id="input" rows="3" placeholder="Ask Modus… (Enter to send, Shift+Enter for a new line)" aria-label="Message"></textarea>
+  <button id="send" type="submit">Send</button>
+</form>
+<script nonce="${attr(o.nonce)}" src="${attr(o.scriptUri)}"></script>
+</body>
+</html>`;
+}

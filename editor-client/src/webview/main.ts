@@ -1,0 +1,294 @@
+// The chat webview: renders the view state, posts what the user does. Every text is set with
+// textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
+import { Action, Entry, initialView, modeName, reduce, ViewState } from '../protocol/view';
+import type { FromWebview, ToWebview } from './messages';
+
+declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
+
+const vscode = acquireVsCodeApi();
+const post = (m: FromWebview) => vscode.postMessage(m);
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const log = $<HTMLElement>('log');
+const modeSelect = $<HTMLSelectElement>('mode');
+const phase = $<HTMLElement>('phase');
+const busy = $<HTMLElement>('busy');
+const cancel = $<HTMLButtonElement>('cancel');
+const planBox = $<HTMLElement>('plan');
+const input = $<HTMLTextAreaElement>('input');
+
+let view: ViewState = initialView();
+/** rendered entries: id -> (signature of the entry it shows, element) */
+const rendered = new Map<string, { sig: string; el: HTMLElement }>();
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  cls?: string,
+  text?: string,
+  ...children: (Node | null | undefined)[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  for (const c of children) if (c) node.appendChild(c);
+  return node;
+}
+
+function button(label: string, cls: string, onClick: () => void): HTMLButtonElement {
+  const b = el('button', cls, label);
+  b.type = 'button';
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+/** A unified diff (or any text) with added/removed lines tinted. */
+function diffBlock(text: string): HTMLElement {
+  const pre = el('pre', 'diff');
+  for (const line of text.split('\n')) {
+    let cls = '';
+    if (line.startsWith('+++') || line.startsWith('---')) cls = 'file';
+    else if (line.startsWith('+')) cls = 'add';
+    else if (line.startsWith('-')) cls = 'del';
+    else if (line.startsWith('@@')) cls = 'hunk';
+    pre.appendChild(el('span', cls, line + '\n'));
+  }
+  return pre;
+}
+
+/** The parameter that says most about a tool call, shown next to its name. */
+function paramSummary(params: Record<string, unknown>): string {
+  for (const key of ['path', 'mode_slug', 'mode', 'command', 'regex', 'question', 'result', 'to']) {
+    const v = params[key];
+    if (typeof v === 'string' && v) return v.length > 120 ? v.slice(0, 117) + '…' : v;
+  }
+  return '';
+}
+
+const STATUS_LABEL: Record<string, string> = {
+  pending: 'pending',
+  running: 'running',
+  completed: 'done',
+  failed: 'failed',
+};
+
+function renderEntry(e: Entry): HTMLElement {
+  switch (e.type) {
+    case 'user':
+      return el('div', 'msg user', undefined, el('div', 'who', 'You'), el('div', 'text', e.text));
+    case 'assistant':
+      return el(
+        'div',
+        'msg assistant' + (e.streaming ? ' streaming' : ''),
+        undefined,
+        el('div', 'who', e.agent ?? 'Modus'),
+        el('div', 'text', e.text),
+      );
+    case 'system':
+      return el('div', 'msg system', undefined, el('div', 'text', e.text));
+    case 'error':
+      return el('div', 'msg client-error', undefined, el('div', 'text', e.text));
+    case 'turn':
+      return el('div', 'note turn-' + e.outcome, turnNote(e.agent, e.outcome));
+    case 'mode': {
+      const text = `Mode: ${modeName(view, e.from)} → ${modeName(view, e.to)}` + (e.by === 'user' ? ' (by you)' : '');
+      return el('div', 'note mode-change', text, e.reason ? el('span', 'reason', ` — ${e.reason}`) : null);
+    }
+    case 'phase':
+      return el('div', 'note', `Phase: ${e.from.toUpperCase()} → ${e.to.toUpperCase()}`);
+    case 'tool':
+      return renderTool(e);
+    case 'approval':
+      return renderApproval(e);
+  }
+}
+
+function turnNote(agent: string, outcome: string): string {
+  if (outcome === 'cancelled') return `${agent}: turn cancelled`;
+  if (outcome === 'failed') return `${agent}: turn failed`;
+  if (outcome === 'awaiting_user') return `${agent} is waiting for your answer`;
+  return `${agent}: ${outcome}`;
+}
+
+function renderTool(e: Extract<Entry, { type: 'tool' }>): HTMLElement {
+  const card = el('div', `card tool status-${e.status}` + (e.error ? ' has-error' : ''));
+  card.dataset.tool = e.name;
+  const head = el(
+    'div',
+    'head',
+    undefined,
+    el('span', 'tool-name', e.name),
+    el('span', 'tool-arg', paramSummary(e.params)),
+    el('span', `status ${e.status}`, STATUS_LABEL[e.status] ?? e.status),
+  );
+  card.appendChild(head);
+  if (e.error) {
+    card.appendChild(
+      el(
+        'div',
+        'error',
+        undefined,
+        el('div', 'error-type', e.error.type),
+        el('div', 'error-message', e.error.message),
+      ),
+    );
+  }
+  if (e.result) {
+    const details = el('details', 'result', undefined, el('summary', undefined, 'Result'), el('pre', undefined, e.result));
+    card.appendChild(details);
+  }
+  return card;
+}
+
+function renderApproval(e: Extract<Entry, { type: 'approval' }>): HTMLElement {
+  const r = e.request;
+  const card = el('div', `card approval status-${e.status}`);
+  card.dataset.approval = e.id;
+  card.appendChild(el('div', 'head', undefined, el('span', 'approval-title', r.title)));
+  if (r.kind === 'switch_mode' && r.to) {
+    const from = r.from ? modeName(view, r.from) : '?';
+    card.appendChild(el('div', 'switch', `${from} → ${modeName(view, r.to)}`));
+  }
+  if (r.reason) card.appendChild(el('div', 'reason', r.reason));
+  if (r.detail && r.detail !== r.reason) card.appendChild(diffBlock(r.detail));
+  if (e.status !== 'pending') {
+    const label =
+      e.status === 'approve' ? 'Approved' : e.status === 'deny' ? 'Denied' : e.status === 'revise' ? 'Revise' : 'Cancelled';
+    card.appendChild(el('div', `decision ${e.status}`, label + (e.feedback ? `: ${e.feedback}` : '')));
+    return card;
+  }
+  const feedback = el('textarea', 'feedback');
+  feedback.rows = 2;
+  feedback.placeholder = 'Feedback (optional)';
+  feedback.setAttribute('aria-label', 'Feedback');
+  card.appendChild(feedback);
+  const answer = (decision: 'approve' | 'deny' | 'revise') => {
+    const text = feedback.value.trim();
+    card.querySelectorAll('button').forEach((b) => (b.disabled = true));
+    post({ type: 'approval', id: e.id, decision, ...(text ? { feedback: text } : {}) });
+  };
+  const buttons = el('div', 'buttons');
+  buttons.appendChild(button('Approve', 'approve', () => answer('approve')));
+  buttons.appendChild(button('Deny', 'deny secondary', () => answer('deny')));
+  if (r.kind === 'plan') buttons.appendChild(button('Revise', 'revise secondary', () => answer('revise')));
+  card.appendChild(buttons);
+  return card;
+}
+
+function renderHeader() {
+  const slugs = view.modes.map((m) => m.slug);
+  if (view.mode && !slugs.includes(view.mode.slug)) slugs.push(view.mode.slug);
+  const sig = JSON.stringify([slugs, view.modes.map((m) => m.name)]);
+  if (modeSelect.dataset.sig !== sig) {
+    modeSelect.replaceChildren(
+      ...slugs.map((slug) => {
+        const info = view.modes.find((m) => m.slug === slug);
+        const o = el('option', undefined, info?.name ?? slug);
+        o.value = slug;
+        if (info?.description) o.title = info.description;
+        return o;
+      }),
+    );
+    modeSelect.dataset.sig = sig;
+  }
+  if (view.mode) modeSelect.value = view.mode.slug;
+  phase.textContent = view.phase ? view.phase.toUpperCase() : '';
+  phase.hidden = !view.phase;
+  busy.hidden = view.running.length === 0;
+  cancel.hidden = view.running.length === 0;
+}
+
+function renderPlan() {
+  const plan = view.plan;
+  const todos = view.todos;
+  if ((!plan || plan.state === 'normal') && todos.length === 0) {
+    planBox.hidden = true;
+    planBox.replaceChildren();
+    return;
+  }
+  planBox.hidden = false;
+  const parts: HTMLElement[] = [];
+  if (plan && plan.state !== 'normal') {
+    parts.push(el('div', 'plan-state', `Plan: ${plan.state.replace(/_/g, ' ')}`));
+    if (plan.markdown) parts.push(el('pre', 'plan-text', plan.markdown));
+  }
+  if (todos.length) {
+    const ul = el('ul', 'todos');
+    for (const t of todos) {
+      const mark = t.status === 'completed' ? '☑' : t.status === 'in_progress' ? '◐' : '☐';
+      ul.appendChild(el('li', `todo ${t.status}`, `${mark} ${t.content}`));
+    }
+    parts.push(ul);
+  }
+  planBox.replaceChildren(...parts);
+}
+
+function render() {
+  renderHeader();
+  renderPlan();
+  const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  const keep = new Set<string>();
+  let prev: Element | null = null;
+  for (const e of view.entries) {
+    keep.add(e.id);
+    // mode names inside an entry depend on the mode list
+    const sig = JSON.stringify(e) + (e.type === 'mode' || e.type === 'approval' ? modeSelect.dataset.sig : '');
+    let r = rendered.get(e.id);
+    if (!r || r.sig !== sig) {
+      const node = renderEntry(e);
+      node.dataset.entry = e.id;
+      if (r) r.el.replaceWith(node);
+      r = { sig, el: node };
+      rendered.set(e.id, r);
+    }
+    const want: Element | null = prev ? prev.nextElementSibling : log.firstElementChild;
+    if (want !== r.el) log.insertBefore(r.el, want);
+    prev = r.el;
+  }
+  for (const [id, r] of rendered) {
+    if (!keep.has(id)) {
+      r.el.remove();
+      rendered.delete(id);
+    }
+  }
+  if (view.entries.length === 0 && !log.querySelector('.empty')) {
+    log.appendChild(el('div', 'empty', 'Ask Modus to do something. The current mode decides which tools it may use.'));
+  } else if (view.entries.length) {
+    log.querySelector('.empty')?.remove();
+  }
+  if (nearBottom) log.scrollTop = log.scrollHeight;
+}
+
+window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
+  const m = event.data;
+  if (!m || typeof m !== 'object') return;
+  if (m.type === 'snapshot') view = m.view;
+  else if (m.type === 'action') view = reduce(view, m.action as Action);
+  else return;
+  render();
+});
+
+function send() {
+  const text = input.value.trim();
+  if (!text) return;
+  post({ type: 'send', text });
+  input.value = '';
+}
+
+$<HTMLFormElement>('composer').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  send();
+});
+input.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    send();
+  }
+});
+modeSelect.addEventListener('change', () => {
+  if (view.mode && modeSelect.value !== view.mode.slug) post({ type: 'switchMode', slug: modeSelect.value });
+});
+cancel.addEventListener('click', () => post({ type: 'cancel' }));
+$<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
+
+render();
+post({ type: 'ready' });

@@ -1,0 +1,14 @@
+// Messages between the extension and the chat webview.
+import type { Action, ViewState } from '../protocol/view';
+
+/** extension -> webview */
+export type ToWebview = { type: 'snapshot'; view: ViewState } | { type: 'action'; action: Action };
+
+/** webview -> extension */
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'send'; text: string }
+  | { type: 'approval'; id: string; decision: 'approve' | 'deny' | 'revise'; feedback?: string }
+  | { type: 'switchMode'; slug: string }
+  | { type: 'cancel' }
+  | { type: 'newConversation' };

@@ -1,0 +1,140 @@
+// The extension's protocol layer against the real server (`<python> -m server`, interpreter
+// from $MODUS_PYTHON, default ../.venv/bin/python), over stdio with vscode-jsonrpc.
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { Command } from '../src/protocol/generated';
+import { describe as lines } from '../src/protocol/view';
+import { DEMO_REQUEST, DEMO_TURNS, ServerSession, StartOptions } from './server';
+
+describe('protocol layer against the real server', () => {
+  let session: ServerSession | undefined;
+  const start = async (options: StartOptions = {}) => (session = await new ServerSession(options).start());
+  afterEach(async () => {
+    await session?.stop();
+    session = undefined;
+  });
+
+  it('initializes with the Modus capabilities', async () => {
+    const s = await start();
+    const caps = s.initializeResult.capabilities;
+    assert.equal(caps.experimental?.modus?.protocolVersion, 1);
+    const commands: string[] = caps.executeCommandProvider?.commands ?? [];
+    for (const c of [Command.SWITCH_MODE, Command.SHOW_PROMPT]) assert.ok(commands.includes(c), `${c} in ${commands}`);
+  });
+
+  it('lists the modes and switches mode', async () => {
+    const s = await start();
+    const list = await s.api.modes();
+    s.record({ type: 'modes', modes: list });
+    assert.equal(list.current, 'code');
+    const slugs = list.modes.map((m) => m.slug);
+    assert.deepEqual(slugs.slice(0, 5), ['code', 'architect', 'ask', 'debug', 'orchestrator']);
+    assert.ok(list.modes.every((m) => m.name && m.source === 'builtin'));
+
+    const state = await s.api.switchMode('architect');
+    s.record({ type: 'state', state });
+    assert.deepEqual(state.mode, { slug: 'architect', name: 'Architect' });
+    assert.deepEqual(s.view.mode, { slug: 'architect', name: 'Architect' });
+    assert.equal((await s.api.state()).mode.slug, 'architect');
+
+    await assert.rejects(s.api.switchMode('nosuch'), (err: any) => {
+      assert.equal(err.code, -32602);
+      assert.match(err.message, /Invalid mode: nosuch/);
+      return true;
+    });
+    // the same through workspace/executeCommand
+    await s.api.executeCommand(Command.SWITCH_MODE, ['ask']);
+    assert.equal((await s.api.state()).mode.slug, 'ask');
+  });
+
+  it('runs a chat turn with the scripted model and streams it into the view', async () => {
+    const s = await start({ turns: [{ text: 'Hello from the scripted model.' }] });
+    await s.chat('Say hello');
+    const kinds = s.updates.map((u) => u.kind);
+    assert.equal(kinds[0], 'turn_started');
+    assert.equal(kinds[kinds.length - 1], 'turn_ended');
+    assert.ok(kinds.includes('message_delta'), kinds.join(','));
+    const view = s.view;
+    assert.deepEqual(lines(view), ['user: Say hello', 'assistant: Hello from the scripted model.']);
+    assert.deepEqual(view.running, []);
+    assert.ok(view.conversationId);
+    // the next message in the same conversation; the script is exhausted
+    await s.chat('Again', view.conversationId!);
+    assert.deepEqual(lines(s.view).slice(2), ['user: Again', 'assistant: Script finished.']);
+  });
+
+  it('runs the demo: approvals answered, edits applied, FileRestrictionError in the view', async () => {
+    const s = await start({ turns: DEMO_TURNS });
+    s.record({ type: 'modes', modes: await s.api.modes() });
+    await s.chat(DEMO_REQUEST);
+
+    // approvals: two mode switches and two edits, all approved by the "user"
+    assert.deepEqual(
+      s.approvals.map((a) => [a.kind, a.kind === 'switch_mode' ? a.to : a.tool]),
+      [
+        ['switch_mode', 'architect'],
+        ['tool', 'write_to_file'],
+        ['switch_mode', 'code'],
+        ['tool', 'write_to_file'],
+      ],
+    );
+    assert.match(s.approvals[1].detail, /\+# Greeting endpoint/);
+
+    // edits arrived as workspace/applyEdit and were applied
+    assert.equal(s.edits.length, 2);
+    assert.equal(s.read('docs/design.md'), '# Greeting endpoint\n\n- `GET /hello` returns `Hello, world!`\n');
+    assert.equal(s.read('src/app.py'), 'def hello():\n    return "Hello, world!"\n');
+
+    const view = s.view;
+    const failed = view.entries.find((e) => e.type === 'tool' && e.status === 'failed');
+    assert.ok(failed && failed.type === 'tool');
+    assert.equal(failed.error?.type, 'FileRestrictionError');
+    assert.equal(
+      failed.error?.message,
+      "Tool 'write_to_file' in mode 'Architect' can only edit files matching pattern: \\.md$ (Markdown files only). Got: src/app.py",
+    );
+    assert.deepEqual(
+      view.entries.filter((e) => e.type === 'mode').map((e) => (e.type === 'mode' ? `${e.from}->${e.to}` : '')),
+      ['code->architect', 'architect->code'],
+    );
+    assert.deepEqual(view.mode, { slug: 'code', name: 'Code' });
+    const tools = view.entries.filter((e) => e.type === 'tool').map((e) => (e.type === 'tool' ? `${e.name}:${e.status}` : ''));
+    assert.deepEqual(tools, [
+      'switch_mode:completed',
+      'write_to_file:completed',
+      'write_to_file:failed',
+      'switch_mode:completed',
+      'write_to_file:completed',
+      'attempt_completion:completed',
+    ]);
+    assert.ok(view.entries.every((e) => e.type !== 'approval' || e.status === 'approve'));
+  });
+
+  it('a denied mode switch leaves the mode as it was and tells the model', async () => {
+    const s = await start({
+      turns: [{ toolCalls: [{ name: 'switch_mode', arguments: { mode_slug: 'ask', reason: 'just talk' } }] }, { text: 'OK, staying.' }],
+      approve: () => ({ decision: 'deny', feedback: 'stay in code' }),
+    });
+    await s.chat('Switch to ask');
+    assert.equal(s.approvals.length, 1);
+    assert.equal((await s.api.state()).mode.slug, 'code');
+    const tool = s.view.entries.find((e) => e.type === 'tool');
+    assert.ok(tool && tool.type === 'tool');
+    const said = `${tool.result ?? ''} ${tool.error?.message ?? ''}`;
+    assert.match(said, /denied/i);
+    assert.match(said, /stay in code/);
+  });
+
+  it('shows the system prompt (modus.showPrompt, else modus/prompt/get)', async () => {
+    const s = await start();
+    const text = await s.api.systemPrompt();
+    assert.ok(text.length > 100, text);
+  });
+
+  it('cancels a conversation', async () => {
+    const s = await start({ turns: [{ text: 'hi' }] });
+    await s.chat('hello');
+    const result = await s.api.cancel(s.view.conversationId!);
+    assert.equal(typeof result.cancelled, 'boolean');
+  });
+});

@@ -1,0 +1,214 @@
+"""The agent loop: ask the model, run its tool calls through the gate, repeat until the turn ends.
+
+A turn ends on attempt_completion, ask_followup_question, a reply without a tool call,
+cancellation, or too many consecutive failed tool calls.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import anyio
+
+from protocol import MessageDelta, MessageUpdate, ToolCallUpdate, ToolError, TurnEnded, TurnStarted
+
+from ..prompt import params_schema
+from ..providers import ChatMessage, ModelError, ModelRequest, ToolCallRequest, ToolSchema
+from ..state import StoredMessage
+from ..state.store import new_id
+from ..tools import TOOLS, ToolContext, run_tool
+from ..errors import Denied
+from .task import Task
+from ..providers.xmlcalls import XmlCallParser
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger(__name__)
+
+CANCELLED = "Cancelled by the user."
+SKIPPED_AFTER_DENIAL = "Skipped: the user denied an earlier tool call of this reply."
+SKIPPED_AFTER_END = "Skipped: an earlier tool call of this reply ended the turn."
+
+
+@dataclass
+class Turn:
+    session: "Session"
+    #: Updates go to this conversation (what the user is looking at).
+    conversation_id: str
+    #: Messages are stored in this one (a subtask has its own history).
+    history_id: str
+    agent: str
+    turn_id: str
+    #: Calls of the current reply that have no result yet.
+    open_calls: list[ToolCallRequest] = field(default_factory=list)
+
+    def publish(self, update_cls, **fields) -> None:
+        task = self.session.tasks.get(self.agent)
+        self.session.host.publish(
+            update_cls(conversation_id=self.conversation_id, agent=self.agent, task_id=task.id if task else None, **fields)
+        )
+
+    def record(self, role: str, text: str, **metadata) -> StoredMessage:
+        return self.session.store.add_message(
+            StoredMessage(new_id("msg-"), self.history_id, role, text, self.agent if role != "tool" else None, metadata)
+        )
+
+    def system(self, text: str) -> None:
+        self.record("system", text)
+        self.publish(MessageUpdate, turn_id=self.turn_id, role="system", text=text)
+
+
+async def run_turn(session: "Session", conversation_id: str, agent: str, woken_by: str | None = None) -> str:
+    """One agent turn in a conversation; returns its outcome (also sent as `turn_ended`)."""
+    turn = Turn(session, conversation_id, conversation_id, agent, new_id("turn-"))
+    turn.publish(TurnStarted, turn_id=turn.turn_id, woken_by=woken_by)
+    outcome = "failed"
+    try:
+        async with session.host.progress(f"Modus: {agent} is working"):
+            outcome, _ = await run_loop(turn)
+    except anyio.get_cancelled_exc_class():
+        outcome = "cancelled"
+        _close_open_calls(turn, CANCELLED)
+        raise
+    except ModelError as exc:
+        turn.system(f"The model request failed: {exc}")
+    except Exception as exc:  # a bug must not take the server down; the user sees what happened
+        log.exception("turn %s failed", turn.turn_id)
+        turn.system(f"Internal error in the agent loop: {type(exc).__name__}: {exc}")
+    finally:
+        turn.publish(TurnEnded, turn_id=turn.turn_id, outcome=outcome)
+    return outcome
+
+
+async def run_loop(turn: Turn) -> tuple[str, str | None]:
+    """(outcome, attempt_completion result if any)."""
+    settings = turn.session.settings
+    mistakes = 0
+    for _ in range(settings.max_requests_per_turn):
+        task = turn.session.task_for(turn.agent)
+        calls = await _ask_model(turn, task)
+        if not calls:
+            return "completed", None
+        ending, result, denied = None, None, False
+        turn.open_calls = list(calls)
+        for call in calls:
+            if ending or denied:
+                _record_result(turn, call, SKIPPED_AFTER_END if ending else SKIPPED_AFTER_DENIAL, error=True)
+                continue
+            outcome = await _run_call(turn, call)
+            if outcome.error is None:
+                mistakes = 0
+                if outcome.ends_turn:
+                    ending, result = outcome.ends_turn, outcome.text
+            elif isinstance(outcome.error, Denied):
+                denied = True
+            else:
+                mistakes += 1
+        if ending:
+            return ending, result
+        if mistakes >= settings.max_consecutive_mistakes:
+            turn.system(
+                f"Stopped: {mistakes} tool calls in a row failed. Tell the agent how to go on, or rephrase the request."
+            )
+            return "failed", None
+    turn.system(f"Stopped after {settings.max_requests_per_turn} model requests in one turn (maxRequestsPerTurn).")
+    return "failed", None
+
+
+async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
+    parser = XmlCallParser(TOOLS, lambda: new_id("xml-"))
+    shown: list[str] = []
+
+    def on_text(chunk: str) -> None:
+        visible = parser.feed(chunk)
+        if visible:
+            shown.append(visible)
+            turn.publish(MessageDelta, turn_id=turn.turn_id, text=visible)
+
+    request = ModelRequest(
+        system=task.prompt.text,
+        messages=tuple(_model_messages(turn)),
+        tools=tuple(ToolSchema(n, TOOLS[n].description, params_schema(TOOLS[n].params)) for n in TOOLS if n in task.tools),
+    )
+    reply = await task.model.complete(request, on_text)
+    rest = parser.finish()
+    if rest:
+        shown.append(rest)
+        turn.publish(MessageDelta, turn_id=turn.turn_id, text=rest)
+    calls = [*parser.calls, *reply.tool_calls]
+    native = {c.id for c in reply.tool_calls}
+    visible = "".join(shown).strip()
+    metadata: dict = {"taskId": task.id, "mode": task.mode.slug, "phase": task.phase}
+    if calls:
+        metadata["toolCalls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments, "native": c.id in native} for c in calls
+        ]
+    if reply.text.strip() != visible:
+        metadata["raw"] = reply.text
+    turn.record("assistant", visible, **metadata)
+    if visible:
+        turn.publish(MessageUpdate, turn_id=turn.turn_id, role="assistant", text=visible)
+    return calls
+
+
+async def _run_call(turn: Turn, call: ToolCallRequest):
+    session = turn.session
+    base = dict(turn_id=turn.turn_id, tool_call_id=call.id, name=call.name, params=call.arguments)
+    turn.publish(ToolCallUpdate, status="pending", **base)
+    ctx = ToolContext(session, session.task_for(turn.agent), turn.agent, turn.conversation_id, turn.turn_id, call.id)
+    outcome = await run_tool(ctx, call, TOOLS, on_running=lambda: turn.publish(ToolCallUpdate, status="running", **base))
+    _record_result(turn, call, outcome.text, error=outcome.error is not None)
+    if outcome.error is None:
+        turn.publish(ToolCallUpdate, status="completed", result=outcome.text, **base)
+    else:
+        error = ToolError(type=outcome.error.type, message=outcome.error.message)
+        turn.publish(ToolCallUpdate, status="failed", error=error, **base)
+    return outcome
+
+
+def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error: bool) -> None:
+    turn.record("tool", text, toolCallId=call.id, name=call.name, isError=error)
+    if call in turn.open_calls:
+        turn.open_calls.remove(call)
+
+
+def _close_open_calls(turn: Turn, text: str) -> None:
+    """After a cancel, every call of the reply gets a result, so the history stays well formed."""
+    for call in list(turn.open_calls):
+        _record_result(turn, call, text, error=True)
+        turn.publish(
+            ToolCallUpdate,
+            turn_id=turn.turn_id,
+            tool_call_id=call.id,
+            name=call.name,
+            params=call.arguments,
+            status="failed",
+            error=ToolError(type="Cancelled", message=text),
+        )
+
+
+def _model_messages(turn: Turn) -> list[ChatMessage]:
+    out: list[ChatMessage] = []
+    for m in turn.session.store.messages(turn.history_id):
+        if m.role == "user":
+            env = m.metadata.get("environmentDetails")
+            out.append(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
+        elif m.role == "assistant":
+            calls = tuple(
+                ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in m.metadata.get("toolCalls", ())
+            )
+            out.append(ChatMessage("assistant", m.metadata.get("raw", m.text), calls))
+        elif m.role == "tool":
+            out.append(
+                ChatMessage(
+                    "tool",
+                    m.text,
+                    tool_call_id=m.metadata.get("toolCallId"),
+                    tool_name=m.metadata.get("name"),
+                    is_error=bool(m.metadata.get("isError")),
+                )
+            )
+    return out

@@ -1,0 +1,336 @@
+"""The session: one workspace's modes, settings, tasks and conversations.
+
+It owns the root task group. Each conversation runs in its own task group, each agent turn in
+its own cancel scope, so nothing outlives its owner and `modus/chat/cancel` reaches every turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import AsyncIterator
+
+import anyio
+from anyio.abc import TaskGroup
+
+from protocol import (
+    AgentConfig,
+    ChatHistoryResult,
+    ChatSendParams,
+    ChatSendResult,
+    HistoryMessage,
+    MessageUpdate,
+    ModeChanged,
+    ModeInfo,
+    ModeRef,
+    ModesListResult,
+    PlanInfo,
+    Settings,
+    State,
+)
+
+from ..errors import BadRequest, ToolError
+from ..host import Host
+from ..modes import DEFAULT_MODE, Mode, ModeRegistry
+from ..prompt import environment_details
+from ..providers import ScriptCursor
+from ..state import Store, StoredMessage
+from ..state.store import new_id
+from ..tools import ToolContext
+from ..workspace import Workspace
+from .task import Task, build_task
+
+log = logging.getLogger(__name__)
+
+
+class ConversationRuntime:
+    """The running side of one conversation: its task group and the agents' turns in it."""
+
+    def __init__(self, session: "Session", conversation_id: str):
+        self.session = session
+        self.id = conversation_id
+        self.running: dict[str, anyio.CancelScope] = {}
+        self.pending: set[str] = set()
+        self._tg: TaskGroup | None = None
+
+    async def serve(self, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            task_status.started()
+            await anyio.sleep_forever()
+
+    def wake(self, agent: str, woken_by: str | None = None) -> None:
+        if agent in self.running:
+            self.pending.add(agent)  # it runs again once its current turn ends
+            return
+        assert self._tg is not None
+        scope = self.running[agent] = anyio.CancelScope()
+        self._tg.start_soon(self._agent, agent, scope, woken_by)
+
+    async def _agent(self, agent: str, scope: anyio.CancelScope, woken_by: str | None) -> None:
+        from .loop import run_turn
+
+        try:
+            with scope:
+                while True:
+                    await run_turn(self.session, self.id, agent, woken_by)
+                    if agent not in self.pending:
+                        break
+                    self.pending.discard(agent)
+                    woken_by = None
+        finally:
+            self.running.pop(agent, None)
+        if agent in self.pending:  # a message arrived after a cancel
+            self.pending.discard(agent)
+            self.wake(agent)
+
+    def cancel(self) -> bool:
+        self.pending.clear()
+        for scope in self.running.values():
+            scope.cancel()
+        return bool(self.running)
+
+
+class Session:
+    def __init__(self, *, workspace: Workspace, host: Host, settings: Settings, global_modes: Path | None = None):
+        self.workspace = workspace
+        self.host = host
+        self.settings = settings
+        self.generation = 0
+        self.modes = ModeRegistry(workspace.root, global_modes)
+        self.store = Store(self._state_dir(settings))
+        self.cursors: dict[str, ScriptCursor] = {}
+        self.tasks: dict[str, Task] = {}
+        self._settle_until = 0.0
+        self._tg: TaskGroup | None = None
+        self._conversations: dict[str, ConversationRuntime] = {}
+        # back where the workspace was: mode, phase, conversation
+        saved = self.store.get_meta("mode", DEFAULT_MODE) or DEFAULT_MODE
+        self.mode_slug = saved if self.modes.get(saved) else DEFAULT_MODE
+        self.phase = self.store.get_meta("phase", "act") or "act"
+        self.conversation_id = self.store.get_meta("conversation") or self._new_conversation()
+
+    def _state_dir(self, settings: Settings) -> Path:
+        if settings.state_dir:
+            return self.workspace.root / Path(settings.state_dir).expanduser()
+        return self.workspace.root / ".modus" / "state"
+
+    def _new_conversation(self, owner: str | None = None) -> str:
+        cid = new_id("conv-")
+        self.store.ensure_conversation(cid, owner)
+        self.store.set_meta(conversation=cid)
+        return cid
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator["Session"]:
+        """Run the session: turns live in this task group and stop when it closes."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield self
+            finally:
+                tg.cancel_scope.cancel()
+        self._tg = None
+        self._conversations.clear()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # ------------------------------------------------------------ settings and agents
+
+    def update_settings(self, settings: Settings) -> None:
+        if settings.state_dir != self.settings.state_dir:
+            log.warning("stateDir changes take effect when the server restarts")
+        self.settings = settings
+        self.generation += 1  # tasks are rebuilt with the new settings when next used
+
+    def agent(self, name: str) -> AgentConfig | None:
+        return next((a for a in self.settings.agents if a.name == name), None)
+
+    def responder(self, conversation_id: str) -> str:
+        """Who answers a message that mentions nobody (SPEC §5)."""
+        names = [a.name for a in self.settings.agents]
+        for message in reversed(self.store.messages(conversation_id)):
+            if message.role == "assistant" and message.agent in names:
+                return message.agent
+        owner = self.store.conversation_owner(conversation_id)
+        if owner in names:
+            return owner
+        top = [a.name for a in self.settings.agents if a.top_level]
+        return (top or names)[0]
+
+    # ------------------------------------------------------------ tasks
+
+    def task_for(self, agent: str) -> Task:
+        """The agent's current task; rebuilt when the mode, phase, mode file or settings changed."""
+        self.modes.refresh()
+        mode = self.modes.get_or_default(self.mode_slug)
+        task = self.tasks.get(agent)
+        if task and task.mode is mode and task.phase == self.phase and task.generation == self.generation:
+            return task
+        return self._build(agent, mode, replaces=task)
+
+    def _build(self, agent: str, mode: Mode, replaces: Task | None) -> Task:
+        config = self.agent(agent)
+        task = build_task(
+            mode=mode,
+            phase=self.phase,
+            agent=agent,
+            agent_model=config.model if config else None,
+            agent_instructions=config.instructions if config else None,
+            models=self.settings.models,
+            yolo=self.settings.yolo,
+            all_modes=self.modes.modes,
+            workspace=self.workspace.root,
+            cursor=self.cursors.setdefault(agent, ScriptCursor()),
+            generation=self.generation,
+        )
+        self.store.add_task(task.id, agent, mode.slug, self.phase, self.conversation_id, None, replaces.id if replaces else None)
+        self.tasks[agent] = task
+        return task
+
+    def switch_mode(self, slug: str, *, by: str, reason: str | None = None, agent: str | None = None) -> Task:
+        """Dispose the agent's task and build one for the new mode; the conversation carries over."""
+        self.modes.refresh()
+        mode = self.modes.get(slug)
+        if mode is None:
+            raise BadRequest(f"Invalid mode: {slug}")
+        agent = agent or self.responder(self.conversation_id)
+        current = self.task_for(agent)
+        if mode.slug == self.mode_slug:
+            return current
+        previous = self.mode_slug
+        self.mode_slug = mode.slug
+        self.store.set_meta(mode=mode.slug)
+        task = self._build(agent, mode, replaces=current)
+        self.host.publish(
+            ModeChanged(
+                conversation_id=self.conversation_id,
+                agent=agent,
+                task_id=task.id,
+                from_=previous,
+                to=mode.slug,
+                reason=reason,
+                by=by,
+            )
+        )
+        if by == "model":
+            self._settle_until = anyio.current_time() + self.settings.mode_switch_delay_ms / 1000
+        return task
+
+    async def wait_settled(self) -> None:
+        remaining = self._settle_until - anyio.current_time()
+        if remaining > 0:
+            await anyio.sleep(remaining)
+
+    # ------------------------------------------------------------ requests
+
+    def state(self) -> State:
+        task = self.task_for(self.responder(self.conversation_id))
+        return State(
+            mode=ModeRef(slug=task.mode.slug, name=task.mode.name),
+            phase=task.phase,
+            conversation_id=self.conversation_id,
+            yolo=self.settings.yolo,
+            task=task.info(),
+            plan=PlanInfo(),
+        )
+
+    def list_modes(self) -> ModesListResult:
+        self.modes.refresh()
+        return ModesListResult(
+            current=self.mode_slug,
+            modes=[
+                ModeInfo(
+                    slug=m.slug,
+                    name=m.name,
+                    description=m.description,
+                    when_to_use=m.when_to_use,
+                    source=m.source,
+                    groups=[g.wire() for g in m.groups],
+                )
+                for m in self.modes.modes
+            ],
+        )
+
+    async def send(self, params: ChatSendParams) -> ChatSendResult:
+        text = params.text
+        if not text.strip():
+            raise BadRequest("text: must not be empty")
+        cid = params.conversation_id or self.conversation_id
+        if params.owner is not None and self.agent(params.owner) is None:
+            raise BadRequest(f"owner: unknown agent: {params.owner}")
+        if params.conversation_id is not None:
+            self.store.ensure_conversation(cid, params.owner)
+            if cid != self.conversation_id:
+                self.conversation_id = cid
+                self.store.set_meta(conversation=cid)
+        agent = self.responder(cid)
+        task = self.task_for(agent)
+        message = self.store.add_message(
+            StoredMessage(
+                new_id("msg-"),
+                cid,
+                "user",
+                text,
+                None,
+                {"environmentDetails": environment_details(task.mode, task.phase, self.workspace.root)},
+            )
+        )
+        self.host.publish(MessageUpdate(conversation_id=cid, role="user", text=text))
+        runtime = await self._runtime(cid)
+        runtime.wake(agent)
+        return ChatSendResult(conversation_id=cid, message_id=message.id, text=text, dispatched=[agent], mentions=[])
+
+    async def _runtime(self, cid: str) -> ConversationRuntime:
+        runtime = self._conversations.get(cid)
+        if runtime is None:
+            if self._tg is None:
+                raise RuntimeError("the session is not running")
+            runtime = self._conversations[cid] = ConversationRuntime(self, cid)
+            await self._tg.start(runtime.serve)
+        return runtime
+
+    def cancel(self, conversation_id: str) -> bool:
+        runtime = self._conversations.get(conversation_id)
+        return runtime.cancel() if runtime else False
+
+    def history(self, conversation_id: str) -> ChatHistoryResult:
+        if not self.store.conversation_exists(conversation_id):
+            raise BadRequest(f"conversationId: unknown conversation: {conversation_id}")
+        return ChatHistoryResult(
+            messages=[
+                HistoryMessage(id=m.id, role=m.role, agent=m.agent, text=m.text, metadata=m.metadata)
+                for m in self.store.messages(conversation_id)
+            ]
+        )
+
+    # ------------------------------------------------------------ subtasks (new_task)
+
+    async def run_subtask(self, ctx: ToolContext, mode: str, message: str) -> str:
+        """Run a subtask in `mode` to completion; its result is the parent's tool result."""
+        from .loop import Turn, run_loop
+
+        parent_mode = self.mode_slug
+        child = new_id("conv-")
+        self.store.ensure_conversation(child, ctx.agent, parent_id=ctx.conversation_id)
+        task = self.switch_mode(mode, by="model", reason=f"Subtask: {message.splitlines()[0][:80]}", agent=ctx.agent)
+        self.store.add_message(
+            StoredMessage(
+                new_id("msg-"),
+                child,
+                "user",
+                message,
+                None,
+                {"environmentDetails": environment_details(task.mode, task.phase, self.workspace.root), "parentConversation": ctx.conversation_id},
+            )
+        )
+        try:
+            outcome, result = await run_loop(Turn(self, ctx.conversation_id, child, ctx.agent, ctx.turn_id))
+        finally:
+            self.switch_mode(parent_mode, by="model", reason="Subtask finished", agent=ctx.agent)
+        name = task.mode.name
+        if outcome == "completed" and result is not None:
+            return f"Subtask in {name} mode completed:\n{result}"
+        raise ToolError(f"The subtask in {name} mode ended without attempt_completion (outcome: {outcome}).")

@@ -1,0 +1,111 @@
+"""A task runs the agent loop for exactly one (mode, phase). One factory builds every task.
+
+A task is never changed: switching mode or phase builds a new one and the old one is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from protocol import Model, ModelsConfig, TaskInfo, TaskModel
+
+from ..modes import Mode
+from ..prompt import PromptContext, SystemPrompt, build_prompt
+from ..providers import ModelClient, ScriptCursor, open_model
+from ..state.store import new_id
+from ..tools import TOOLS, ToolSpec
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    agent: str
+    mode: Mode
+    phase: str
+    model_config: Model
+    model: ModelClient
+    prompt: SystemPrompt
+    tools: frozenset[str]
+    #: Settings generation the task was built with; a settings change rebuilds tasks.
+    generation: int
+
+    def info(self) -> TaskInfo:
+        c = self.model_config
+        return TaskInfo(
+            id=self.id,
+            mode=self.mode.slug,
+            phase=self.phase,
+            model=TaskModel(
+                provider=c.provider,
+                model=c.model,
+                reasoning_effort=c.reasoning_effort,
+                thinking_budget_tokens=c.thinking_budget_tokens,
+                max_tokens=c.max_tokens,
+            ),
+        )
+
+
+def resolve_model(models: ModelsConfig, mode: str, phase: str, agent_model: Model | None = None) -> Model:
+    """mode+phase → mode → phase → the agent's own → default; thinking budget capped below max tokens."""
+    chosen: Model | None = None
+    per_mode = models.modes.get(mode)
+    if per_mode is not None:
+        chosen = getattr(per_mode, phase)
+        if chosen is None and per_mode.provider is not None:
+            chosen = Model.model_validate(per_mode.model_dump(exclude={"plan", "act"}, exclude_none=True))
+    chosen = chosen or getattr(models.phases, phase) or agent_model or models.default
+    budget, limit = chosen.thinking_budget_tokens, chosen.max_tokens
+    if budget is not None and limit is not None and budget >= limit:
+        chosen = chosen.model_copy(update={"thinking_budget_tokens": max(limit - 1, 0)})
+    return chosen
+
+
+def enabled_tools(mode: Mode, phase: str, yolo: bool) -> tuple[ToolSpec, ...]:
+    allowed = mode.tools()
+    names = [name for name in TOOLS if name in allowed]
+    if yolo:
+        names = [n for n in names if n != "ask_followup_question"]
+    return tuple(TOOLS[n] for n in names)
+
+
+def build_task(
+    *,
+    mode: Mode,
+    phase: str,
+    agent: str,
+    agent_model: Model | None,
+    agent_instructions: str | None,
+    models: ModelsConfig,
+    yolo: bool,
+    all_modes: tuple[Mode, ...],
+    workspace: Path,
+    cursor: ScriptCursor,
+    generation: int,
+) -> Task:
+    """The one task factory."""
+    config = resolve_model(models, mode.slug, phase, agent_model)
+    tools = enabled_tools(mode, phase, yolo)
+    prompt = build_prompt(
+        PromptContext(
+            mode=mode,
+            phase=phase,
+            tools=tools,
+            modes=all_modes,
+            workspace=workspace,
+            yolo=yolo,
+            agent=agent,
+            agent_instructions=agent_instructions,
+        )
+    )
+    return Task(
+        id=new_id("task-"),
+        agent=agent,
+        mode=mode,
+        phase=phase,
+        model_config=config,
+        model=open_model(config, workspace=workspace, cursor=cursor),
+        prompt=prompt,
+        tools=frozenset(t.name for t in tools),
+        generation=generation,
+    )

@@ -1,0 +1,63 @@
+"""Typed refusals. A tool failure's message is exactly what the model and the user see; a
+BadRequest is a client request the LSP layer answers with -32602."""
+
+from __future__ import annotations
+
+
+class ToolFailure(Exception):
+    """A tool call that did not succeed; `type` goes on the wire as `error.type`."""
+
+    @property
+    def type(self) -> str:
+        return type(self).__name__
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else self.type
+
+
+class UnknownTool(ToolFailure):
+    pass
+
+
+class InvalidParams(ToolFailure):
+    pass
+
+
+class ToolNotAllowed(ToolFailure):
+    pass
+
+
+class PlanModeBlocked(ToolFailure):
+    pass
+
+
+class FileRestrictionError(ToolFailure):
+    pass
+
+
+class OutsideWorkspace(ToolFailure):
+    pass
+
+
+class Denied(ToolFailure):
+    """The user said no. Not a mistake of the model."""
+
+
+class EditFailed(ToolFailure):
+    """The editor declined or failed to apply a workspace edit."""
+
+
+class ToolError(ToolFailure):
+    """The tool ran and failed (file not found, no match, command could not start...)."""
+
+
+def denied(feedback: str | None = None) -> Denied:
+    text = "The user denied this operation."
+    if feedback and feedback.strip():
+        text += f"\n<feedback>\n{feedback.strip()}\n</feedback>"
+    return Denied(text)
+
+
+class BadRequest(ValueError):
+    """A client's request names something that does not exist or is not allowed (answered -32602)."""

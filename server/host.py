@@ -1,0 +1,59 @@
+"""The one narrow interface through which the core reaches the editor.
+
+The LSP layer implements it with real client requests; tests implement it in memory.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from protocol import ApprovalRequest, ApprovalResponse
+
+from .modes import Diagnostic
+from .workspace import WorkspacePath
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """The whole new text of one file; `old_text` None means the file is created."""
+
+    target: WorkspacePath
+    old_text: str | None
+    new_text: str
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    applied: bool
+    reason: str | None = None
+
+
+class Progress(Protocol):
+    def report(self, message: str) -> None: ...
+
+
+class Host(Protocol):
+    def publish(self, update) -> None:
+        """Send one `modus/update` (a protocol Update model)."""
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalResponse:
+        """Ask the user; `modus/approval` or a fallback the client understands."""
+
+    @property
+    def can_apply_edits(self) -> bool:
+        """True when the editor applies edits itself (`workspace/applyEdit`)."""
+
+    async def apply_edit(self, changes: Sequence[FileChange]) -> EditOutcome:
+        """Apply all changes as one workspace edit."""
+
+    def document_text(self, path: Path) -> str | None:
+        """The text of an open editor buffer, None when the file is not open."""
+
+    def progress(self, title: str) -> AbstractAsyncContextManager[Progress]:
+        """Work-done progress shown by the editor while the body runs."""
+
+    def publish_diagnostics(self, path: Path, diagnostics: Sequence[Diagnostic]) -> None:
+        """Problems in a file (custom-mode files), an empty list clears them."""

@@ -1,0 +1,108 @@
+"""All modes of a workspace: built-ins, then the global, `.roomodes` and `.modus/modes.yaml` files.
+
+Precedence, highest first: `<workspace>/.modus/modes.yaml`, `<workspace>/.roomodes`, the global
+`modes.yaml`. A custom mode with a built-in slug replaces the built-in in place; new slugs are
+appended. Files are re-read when their modification time or size changes (`refresh()` is a
+few `stat` calls, cheap enough to run before every use).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from .loader import Diagnostic, LoadResult, load_modes_file
+from .model import BUILTIN_MODES, DEFAULT_MODE, Mode
+
+log = logging.getLogger(__name__)
+
+
+def global_modes_path() -> Path:
+    return Path(platformdirs.user_config_dir("modus", appauthor=False)) / "modes.yaml"
+
+
+@dataclass(frozen=True)
+class ModeFile:
+    path: Path
+    source: str  # "project" or "global"
+
+
+def mode_files(workspace: Path, global_path: Path | None = None) -> tuple[ModeFile, ...]:
+    """The custom-mode files, highest precedence first."""
+    return (
+        ModeFile(workspace / ".modus" / "modes.yaml", "project"),
+        ModeFile(workspace / ".roomodes", "project"),
+        ModeFile(global_path or global_modes_path(), "global"),
+    )
+
+
+def _signature(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+class ModeRegistry:
+    def __init__(self, workspace: Path, global_path: Path | None = None):
+        self.files = mode_files(workspace, global_path)
+        self._signatures: dict[Path, tuple[int, int] | None] = {}
+        self._results: dict[Path, LoadResult] = {}
+        self._modes: tuple[Mode, ...] = BUILTIN_MODES
+        self._by_slug: dict[str, Mode] = {m.slug: m for m in BUILTIN_MODES}
+        self.refresh()
+
+    def refresh(self) -> list[ModeFile]:
+        """Re-read the files that changed; returns them (their diagnostics may have changed)."""
+        changed = []
+        for f in self.files:
+            sig = _signature(f.path)
+            if f.path in self._signatures and self._signatures[f.path] == sig:
+                continue
+            self._signatures[f.path] = sig
+            self._results[f.path] = load_modes_file(f.path, f.source)
+            changed.append(f)
+            for d in self._results[f.path].diagnostics:
+                log.warning("%s:%d: %s", f.path, d.line + 1, d.message)
+        if changed:
+            self._merge()
+        return changed
+
+    def diagnostics(self, path: Path) -> tuple[Diagnostic, ...]:
+        result = self._results.get(path)
+        return result.diagnostics if result else ()
+
+    def _merge(self) -> None:
+        modes = list(BUILTIN_MODES)
+        index = {m.slug: i for i, m in enumerate(modes)}
+        taken: set[str] = set()
+        for f in self.files:  # highest precedence first: a slug goes to the first file that has it
+            for mode in self._results[f.path].modes:
+                if mode.slug in taken:
+                    continue
+                taken.add(mode.slug)
+                if mode.slug in index:
+                    modes[index[mode.slug]] = mode
+                else:
+                    index[mode.slug] = len(modes)
+                    modes.append(mode)
+        self._modes = tuple(modes)
+        self._by_slug = {m.slug: m for m in modes}
+
+    @property
+    def modes(self) -> tuple[Mode, ...]:
+        return self._modes
+
+    def get(self, slug: str) -> Mode | None:
+        return self._by_slug.get(slug)
+
+    def get_or_default(self, slug: str) -> Mode:
+        return self._by_slug.get(slug) or self._by_slug[DEFAULT_MODE]
+
+    def is_mode_file(self, path: Path) -> bool:
+        return any(f.path == path for f in self.files)

@@ -1,0 +1,53 @@
+"""What every model provider speaks: provider-neutral messages in, streamed text and tool calls out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Protocol
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Literal["user", "assistant", "tool"]
+    text: str
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    #: For role "tool": the call this message answers.
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ToolSchema:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON Schema of the arguments
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    system: str
+    messages: tuple[ChatMessage, ...]
+    tools: tuple[ToolSchema, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str
+    tool_calls: tuple[ToolCallRequest, ...] = field(default_factory=tuple)
+
+
+class ModelError(Exception):
+    """The provider could not answer (configuration, network, refusal). The turn fails with this text."""
+
+
+class ModelClient(Protocol):
+    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
+        """Answer the request, streaming visible text through `on_text` as it arrives."""

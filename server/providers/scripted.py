@@ -1,0 +1,95 @@
+"""The scripted model: the offline default and the test double (PROTOCOL.md "scripted provider").
+
+`script` is a YAML or JSON file `{turns: [{text?, toolCalls?: [{name, arguments}]}]}`. Each model
+request takes the next turn; the cursor belongs to the agent, so it survives task rebuilds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .base import ModelError, ModelReply, ModelRequest, ToolCallRequest
+
+SCRIPT_FINISHED = "Script finished."
+NOT_CONFIGURED = (
+    "No model is configured, so I can only answer with this note. Configure one in the "
+    "`modus.models` setting (initializationOptions.modus.models), for example "
+    '`{"default": {"provider": "anthropic", "model": "claude-sonnet-4-5", "apiKeyEnv": "ANTHROPIC_API_KEY"}}` '
+    'or `{"default": {"provider": "openai", "model": "llama3.1", "baseUrl": "http://localhost:11434/v1"}}`; '
+    'or give the scripted provider a script: `{"default": {"provider": "scripted", "script": "script.yaml"}}`.'
+)
+CHUNK = 16  # characters per streamed delta
+
+
+class _ScriptCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class _ScriptTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    text: str = ""
+    tool_calls: list[_ScriptCall] = Field(default_factory=list, alias="toolCalls")
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    turns: list[_ScriptTurn]
+
+    @classmethod
+    def load(cls, path: Path) -> "Script":
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ModelError(f"Cannot read script '{path}': {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise ModelError(f"Cannot parse script '{path}': {exc}") from None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "script"
+            raise ModelError(f"Invalid script '{path}': {where}: {err['msg']}") from None
+
+
+class ScriptCursor:
+    """Position in a script; one per agent, kept by the session."""
+
+    def __init__(self) -> None:
+        self.position = 0
+        self.calls = 0
+
+    def next_id(self) -> str:
+        self.calls += 1
+        return f"call_{self.calls}"
+
+
+class ScriptedModel:
+    def __init__(self, script: Script | None, cursor: ScriptCursor):
+        self.script = script
+        self.cursor = cursor
+
+    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
+        if self.script is None:
+            await _stream(NOT_CONFIGURED, on_text)
+            return ModelReply(NOT_CONFIGURED)
+        if self.cursor.position >= len(self.script.turns):
+            await _stream(SCRIPT_FINISHED, on_text)
+            return ModelReply(SCRIPT_FINISHED)
+        turn = self.script.turns[self.cursor.position]
+        self.cursor.position += 1
+        await _stream(turn.text, on_text)
+        calls = tuple(ToolCallRequest(self.cursor.next_id(), c.name, dict(c.arguments)) for c in turn.tool_calls)
+        return ModelReply(turn.text, calls)
+
+
+async def _stream(text: str, on_text: Callable[[str], None]) -> None:
+    for i in range(0, len(text), CHUNK):
+        on_text(text[i : i + CHUNK])
+        await anyio.sleep(0)  # a real model yields between chunks; so do we (and cancellation lands)

@@ -1,0 +1,161 @@
+"""SQLite store. Writes commit before the update that announces them goes out."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS conversations (
+    id         TEXT PRIMARY KEY,
+    owner      TEXT,
+    parent_id  TEXT,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id              TEXT PRIMARY KEY,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    seq             INTEGER NOT NULL,
+    role            TEXT NOT NULL,
+    agent           TEXT,
+    text            TEXT NOT NULL,
+    metadata        TEXT NOT NULL DEFAULT '{}',
+    created_at      REAL NOT NULL,
+    UNIQUE (conversation_id, seq)
+);
+CREATE TABLE IF NOT EXISTS tasks (
+    id              TEXT PRIMARY KEY,
+    conversation_id TEXT,
+    agent           TEXT NOT NULL,
+    mode            TEXT NOT NULL,
+    phase           TEXT NOT NULL,
+    parent_id       TEXT,
+    created_at      REAL NOT NULL,
+    disposed_at     REAL
+);
+"""
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    id: str
+    conversation_id: str
+    role: str  # user | assistant | tool | system
+    text: str
+    agent: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def new_id(prefix: str = "") -> str:
+    return prefix + uuid.uuid4().hex[:16]
+
+
+class Store:
+    def __init__(self, directory: Path | None):
+        """A store in `directory` (created), or in memory when None."""
+        if directory is None:
+            target = ":memory:"
+        else:
+            directory.mkdir(parents=True, exist_ok=True)
+            ignore = directory / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("*\n", encoding="utf-8")
+            target = str(directory / "modus.sqlite3")
+        self.db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- meta: small key/value facts about the workspace (current mode, phase, conversation)
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, **values: str) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                list(values.items()),
+            )
+
+    # -- conversations and messages
+
+    def ensure_conversation(self, conversation_id: str, owner: str | None = None, parent_id: str | None = None) -> bool:
+        """Create the conversation if new; True when it was created."""
+        cur = self.db.execute(
+            "INSERT OR IGNORE INTO conversations(id, owner, parent_id, created_at) VALUES (?, ?, ?, ?)",
+            (conversation_id, owner, parent_id, time.time()),
+        )
+        return cur.rowcount == 1
+
+    def conversation_exists(self, conversation_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone() is not None
+
+    def conversation_owner(self, conversation_id: str) -> str | None:
+        row = self.db.execute("SELECT owner FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        return row[0] if row else None
+
+    def add_message(self, message: StoredMessage) -> StoredMessage:
+        self.db.execute(
+            "INSERT INTO messages(id, conversation_id, seq, role, agent, text, metadata, created_at) "
+            "VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?), ?, ?, ?, ?, ?)",
+            (
+                message.id,
+                message.conversation_id,
+                message.conversation_id,
+                message.role,
+                message.agent,
+                message.text,
+                json.dumps(message.metadata),
+                time.time(),
+            ),
+        )
+        return message
+
+    def messages(self, conversation_id: str) -> list[StoredMessage]:
+        return list(self._messages(conversation_id))
+
+    def _messages(self, conversation_id: str) -> Iterator[StoredMessage]:
+        rows = self.db.execute(
+            "SELECT id, role, text, agent, metadata FROM messages WHERE conversation_id = ? ORDER BY seq",
+            (conversation_id,),
+        )
+        for mid, role, text, agent, metadata in rows:
+            yield StoredMessage(mid, conversation_id, role, text, agent, json.loads(metadata))
+
+    # -- tasks: which mode and phase each task ran in
+
+    def add_task(self, task_id: str, agent: str, mode: str, phase: str, conversation_id: str | None, parent_id: str | None, replaces: str | None) -> None:
+        now = time.time()
+        with self.db:
+            self.db.execute("BEGIN")
+            if replaces:
+                self.db.execute("UPDATE tasks SET disposed_at = ? WHERE id = ? AND disposed_at IS NULL", (now, replaces))
+            self.db.execute(
+                "INSERT INTO tasks(id, conversation_id, agent, mode, phase, parent_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (task_id, conversation_id, agent, mode, phase, parent_id, now),
+            )
+
+    def task(self, task_id: str) -> dict[str, Any] | None:
+        row = self.db.execute(
+            "SELECT id, conversation_id, agent, mode, phase, parent_id, disposed_at FROM tasks WHERE id = ?", (task_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        keys = ("id", "conversation_id", "agent", "mode", "phase", "parent_id", "disposed_at")
+        return dict(zip(keys, row))

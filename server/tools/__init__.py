@@ -1,0 +1,11 @@
+"""Tools the agent can call, and the one gate every call passes (gate.py)."""
+
+from __future__ import annotations
+
+from . import command, edits, files, flow
+from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
+from .gate import STAGES, ToolResult, run_tool
+
+TOOLS: dict[str, ToolSpec] = {spec.name: spec for module in (files, edits, command, flow) for spec in module.TOOLS}
+
+__all__ = ["STAGES", "TOOLS", "Outcome", "Params", "Prepared", "ToolContext", "ToolResult", "ToolSpec", "run_tool"]

@@ -1,0 +1,97 @@
+"""How a tool is declared: its parameters, its group, what approval it needs, and what it does.
+
+A tool never checks its own permissions: the gate (gate.py) runs every check in one order. A
+tool's `prepare` does the work that must happen before the user is asked (compute the new file
+text, validate a mode slug) and returns a `Prepared`: what to show in the approval and what to
+run once approved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from ..agent.session import Session
+    from ..agent.task import Task
+    from ..host import Host
+    from ..workspace import Workspace, WorkspacePath
+
+
+class Params(BaseModel):
+    """Base of tool parameters; Roo Code's snake_case names. Unknown parameters are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    #: Parameters that name files or folders, checked by the gate (workspace, file rules).
+    path_fields: ClassVar[tuple[str, ...]] = ()
+
+    def paths(self) -> list[str]:
+        found: list[str] = []
+        for name in self.path_fields:
+            value = getattr(self, name)
+            if isinstance(value, str):
+                found.append(value)
+        return found
+
+
+#: How a call ends the agent's turn, if it does.
+Ending = Literal["completed", "awaiting_user"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    text: str
+    ends_turn: Ending | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the approval shows and what runs once approved."""
+
+    run: Callable[[], Awaitable[Outcome | str]]
+    title: str = ""
+    detail: str = ""
+    #: Extra fields of the approval request (switch_mode: from, to, reason).
+    approval_fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use. Built by the agent loop for each call."""
+
+    session: "Session"
+    task: "Task"
+    agent: str
+    conversation_id: str
+    turn_id: str
+    call_id: str
+
+    @property
+    def host(self) -> "Host":
+        return self.session.host
+
+    @property
+    def workspace(self) -> "Workspace":
+        return self.session.workspace
+
+
+Prepare = Callable[[ToolContext, Any, "list[WorkspacePath]"], Awaitable[Prepared]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    params: type[Params]
+    prepare: Prepare
+    #: The group the tool belongs to (None: available in every mode).
+    group: str | None = None
+    #: The `autoApprove` key that skips the question; None: the tool never asks.
+    approval: str | None = None
+    #: The `kind` of the approval request.
+    approval_kind: Literal["tool", "switch_mode", "subtask", "plan"] = "tool"
+    #: Whether the tool writes to files named by its paths (file rules apply).
+    edits: bool = False

@@ -1,0 +1,278 @@
+"""The read group: read_file, list_files, search_files (ripgrep), list_code_definition_names."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+from pydantic import Field
+
+
+if TYPE_CHECKING:
+    from ..workspace import WorkspacePath
+
+from . import definitions
+from .base import Params, Prepared, ToolContext, ToolSpec
+from ..errors import ToolError
+
+MAX_READ_LINES = 2000
+MAX_LIST_ENTRIES = 500
+MAX_SEARCH_RESULTS = 300
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"})
+
+
+def read_text(ctx: ToolContext, target: WorkspacePath) -> str:
+    """The file's current text: the open editor buffer if there is one, else the disk."""
+    text = ctx.host.document_text(target.path)
+    if text is not None:
+        return text
+    if target.path.is_dir():
+        raise ToolError(f"'{target.rel}' is a directory, not a file.")
+    try:
+        data = target.path.read_bytes()
+    except FileNotFoundError:
+        raise ToolError(f"File not found: {target.rel}") from None
+    except OSError as exc:
+        raise ToolError(f"Cannot read '{target.rel}': {exc.strerror or exc}") from None
+    if b"\0" in data[:8192]:
+        raise ToolError(f"'{target.rel}' is a binary file; read_file reads text files only.")
+    return data.decode("utf-8", errors="replace")
+
+
+# ---------------------------------------------------------------- read_file
+
+
+class ReadFileParams(Params):
+    path: str
+    start_line: int | None = Field(default=None, ge=1)
+    end_line: int | None = Field(default=None, ge=1)
+    path_fields = ("path",)
+
+
+async def _read_file(ctx: ToolContext, p: ReadFileParams, paths: list[WorkspacePath]) -> Prepared:
+    target = paths[0]
+
+    async def run() -> str:
+        lines = read_text(ctx, target).splitlines()
+        total = len(lines)
+        start = p.start_line or 1
+        end = min(p.end_line or total, total)
+        if p.start_line is None and p.end_line is None and total > MAX_READ_LINES:
+            end = MAX_READ_LINES
+        if total and start > total:
+            raise ToolError(f"start_line {start} is past the end of '{target.rel}' ({total} lines).")
+        if end < start and total:
+            raise ToolError(f"end_line {p.end_line} is before start_line {start}.")
+        width = len(str(end))
+        body = "\n".join(f"{n:>{width}} | {lines[n - 1]}" for n in range(start, end + 1)) if total else ""
+        header = f"{target.rel} (lines {start}-{end} of {total})" if total else f"{target.rel} (empty file)"
+        more = f"\n[{total - end} more lines; read them with start_line/end_line]" if end < total else ""
+        return f"{header}\n{body}{more}"
+
+    return Prepared(run, f"Read {target.rel}?", target.rel)
+
+
+# ---------------------------------------------------------------- list_files
+
+
+class ListFilesParams(Params):
+    path: str
+    recursive: bool = False
+    path_fields = ("path",)
+
+
+async def _list_files(ctx: ToolContext, p: ListFilesParams, paths: list[WorkspacePath]) -> Prepared:
+    target = paths[0]
+
+    async def run() -> str:
+        if not target.path.is_dir():
+            raise ToolError(f"Not a directory: {target.rel}")
+        entries = await anyio.to_thread.run_sync(_walk if p.recursive else _scan, target.path)
+        if not entries:
+            return f"No files found in {target.rel}."
+        more = ""
+        if len(entries) > MAX_LIST_ENTRIES:
+            more = f"\n[{len(entries) - MAX_LIST_ENTRIES} more entries not shown; list a subfolder]"
+            entries = entries[:MAX_LIST_ENTRIES]
+        return "\n".join(entries) + more
+
+    return Prepared(run, f"List files in {target.rel}?", target.rel)
+
+
+def _scan(folder: Path) -> list[str]:
+    out = []
+    with os.scandir(folder) as it:
+        for e in it:
+            out.append(e.name + "/" if e.is_dir() else e.name)
+    return sorted(out)
+
+
+def _walk(folder: Path) -> list[str]:
+    """Files (as ripgrep sees them: .gitignore respected) and the folders that hold them."""
+    files = _rg_lines(["--files", "--hidden", "--glob", "!.git"], folder)
+    if files is None:  # no ripgrep: walk by hand
+        files = []
+        for root, dirs, names in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+            rel = Path(root).relative_to(folder)
+            files += [(rel / n).as_posix() for n in names]
+    folders = {Path(f).parent.as_posix() + "/" for f in files} - {"./"}
+    for f in list(folders):
+        parts = Path(f).parts
+        folders.update(Path(*parts[:i]).as_posix() + "/" for i in range(1, len(parts)))
+    return sorted(set(files) | folders)
+
+
+# ---------------------------------------------------------------- search_files
+
+
+def rg_binary() -> str | None:
+    here = Path(sys.executable).parent / "rg"
+    if here.exists():
+        return str(here)
+    return shutil.which("rg")
+
+
+def _rg_lines(args: list[str], cwd: Path) -> list[str] | None:
+    import subprocess
+
+    rg = rg_binary()
+    if rg is None:
+        return None
+    proc = subprocess.run([rg, *args], cwd=cwd, capture_output=True, text=True)
+    return [line for line in proc.stdout.splitlines() if line]
+
+
+class SearchFilesParams(Params):
+    path: str
+    regex: str = Field(min_length=1)
+    file_pattern: str | None = None
+    path_fields = ("path",)
+
+
+async def _search_files(ctx: ToolContext, p: SearchFilesParams, paths: list[WorkspacePath]) -> Prepared:
+    target = paths[0]
+    rg = rg_binary()
+    if rg is None:
+        raise ToolError("search_files needs ripgrep (rg), which is not installed.")
+
+    async def run() -> str:
+        args = [rg, "--json", "--context", "1", "--max-columns", "500", "--regexp", p.regex]
+        if p.file_pattern:
+            args += ["--glob", p.file_pattern]
+        args.append(target.rel)
+        proc = await anyio.run_process(args, cwd=ctx.workspace.root, check=False)
+        if proc.returncode == 2 and not proc.stdout:
+            raise ToolError(f"search_files failed: {proc.stderr.decode(errors='replace').strip()}")
+        return _format_rg(proc.stdout.decode(errors="replace"))
+
+    return Prepared(run, f"Search {target.rel} for /{p.regex}/?", p.regex)
+
+
+def _format_rg(output: str) -> str:
+    """ripgrep's JSON lines as `# file` sections of numbered lines, matches and context."""
+    sections: dict[str, list[tuple[int, str, bool]]] = {}
+    matches = 0
+    for line in output.splitlines():
+        event = json.loads(line)
+        if event["type"] not in ("match", "context"):
+            continue
+        data = event["data"]
+        path = data["path"].get("text", "")
+        is_match = event["type"] == "match"
+        if is_match:
+            matches += 1
+            if matches > MAX_SEARCH_RESULTS:
+                break
+        text = data["lines"].get("text", "").rstrip("\n")
+        sections.setdefault(path, []).append((data["line_number"], text, is_match))
+    if not matches:
+        return "Found 0 results."
+    shown = min(matches, MAX_SEARCH_RESULTS)
+    out = [f"Found {shown} result{'s' if shown != 1 else ''}" + (" (more were cut off)." if matches > shown else ".")]
+    for path, rows in sections.items():
+        out.append(f"\n# {path}")
+        previous = None
+        for number, text, _ in rows:
+            if previous is not None and number > previous + 1:
+                out.append("----")
+            out.append(f"{number:>4} | {text}")
+            previous = number
+        out.append("----")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- list_code_definition_names
+
+
+class ListDefinitionsParams(Params):
+    path: str
+    path_fields = ("path",)
+
+
+async def _list_definitions(ctx: ToolContext, p: ListDefinitionsParams, paths: list[WorkspacePath]) -> Prepared:
+    target = paths[0]
+
+    async def run() -> str:
+        if target.path.is_dir():
+            files = sorted(f for f in target.path.iterdir() if f.is_file())
+        elif target.path.exists():
+            files = [target.path]
+        else:
+            raise ToolError(f"File not found: {target.rel}")
+        sections = []
+        for f in files:
+            text = ctx.host.document_text(f)
+            if text is None:
+                try:
+                    text = f.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+            found = definitions.outline(f.name, text)
+            if found:
+                sections.append(f"# {ctx.workspace.relative(f)}\n" + "\n".join(found))
+        return "\n\n".join(sections) if sections else f"No definitions found in {target.rel}."
+
+    return Prepared(run, f"List definitions in {target.rel}?", target.rel)
+
+
+TOOLS = (
+    ToolSpec(
+        "read_file",
+        "Read a file's contents, with line numbers. Optional start_line/end_line (1-based, inclusive).",
+        ReadFileParams,
+        _read_file,
+        group="read",
+        approval="read",
+    ),
+    ToolSpec(
+        "list_files",
+        "List files and folders in a directory (recursive: true to descend, .gitignore respected).",
+        ListFilesParams,
+        _list_files,
+        group="read",
+        approval="read",
+    ),
+    ToolSpec(
+        "search_files",
+        "Search files under a directory with a regular expression (ripgrep syntax); optional file_pattern glob.",
+        SearchFilesParams,
+        _search_files,
+        group="read",
+        approval="read",
+    ),
+    ToolSpec(
+        "list_code_definition_names",
+        "List the classes, functions and methods defined in a file, or in the files of a directory.",
+        ListDefinitionsParams,
+        _list_definitions,
+        group="read",
+        approval="read",
+    ),
+)

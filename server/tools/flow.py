@@ -1,0 +1,214 @@
+"""Tools that steer the conversation: questions, completion, mode switches and subtasks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import re
+from typing import Any
+
+from pydantic import field_validator
+from pydantic_core import PydanticCustomError
+
+
+if TYPE_CHECKING:
+    from ..workspace import WorkspacePath
+
+from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
+from ..errors import InvalidParams, ToolError
+
+
+def _trimmed_or_none(value: Any) -> Any:
+    if isinstance(value, str):
+        value = value.strip()
+        return value or None
+    return value
+
+
+def _required(value: Any, name: str) -> Any:
+    """A blank string counts as a missing parameter."""
+    if isinstance(value, str):
+        value = value.strip()
+        if not value:
+            raise PydanticCustomError("missing_param", "Missing value for required parameter '{name}'", {"name": name})
+    return value
+
+
+# ---------------------------------------------------------------- switch_mode
+
+
+class SwitchModeParams(Params):
+    mode_slug: str
+    reason: str | None = None
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _blank_reason_is_none(cls, value: Any) -> Any:
+        return _trimmed_or_none(value)
+
+    @field_validator("mode_slug", mode="before")
+    @classmethod
+    def _slug_given(cls, value: Any) -> Any:
+        return _required(value, "mode_slug")
+
+
+async def _switch_mode(ctx: ToolContext, p: SwitchModeParams, paths: list[WorkspacePath]) -> Prepared:
+    target = ctx.session.modes.get(p.mode_slug)
+    if target is None:
+        raise InvalidParams(f"Invalid mode: {p.mode_slug}")
+    current = ctx.task.mode
+    if target.slug == current.slug:
+        raise ToolError(f"Already in {current.name} mode.")
+
+    async def run() -> str:
+        ctx.session.switch_mode(target.slug, by="model", reason=p.reason, agent=ctx.agent)
+        because = f" because: {p.reason}" if p.reason else ""
+        return f"Successfully switched from {current.name} mode to {target.name} mode{because}."
+
+    return Prepared(
+        run,
+        title=f"Switch from {current.name} mode to {target.name} mode?",
+        detail=p.reason or "",
+        approval_fields={"from_": current.slug, "to": target.slug, "reason": p.reason},
+    )
+
+
+# ---------------------------------------------------------------- new_task
+
+
+class NewTaskParams(Params):
+    mode: str
+    message: str
+    todos: str | list[str] | None = None
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode_given(cls, value: Any) -> Any:
+        return _required(value, "mode")
+
+
+async def _new_task(ctx: ToolContext, p: NewTaskParams, paths: list[WorkspacePath]) -> Prepared:
+    mode = ctx.session.modes.get(p.mode)
+    if mode is None:
+        raise InvalidParams(f"Invalid mode: {p.mode}")
+
+    async def run() -> str:
+        return await ctx.session.run_subtask(ctx, mode.slug, p.message)
+
+    return Prepared(run, f"Start a subtask in {mode.name} mode?", p.message, {"to": mode.slug})
+
+
+# ---------------------------------------------------------------- ask_followup_question, attempt_completion
+
+
+class AskFollowupParams(Params):
+    question: str
+    follow_up: list[str] | None = None
+
+    @field_validator("follow_up", mode="before")
+    @classmethod
+    def _suggestions(cls, value: Any) -> Any:
+        """XML form: `<suggest>one</suggest><suggest>two</suggest>`."""
+        if isinstance(value, str):
+            found = re.findall(r"<suggest(?:\s[^>]*)?>(.*?)</suggest>", value, re.DOTALL)
+            return [s.strip() for s in found] if found else [value.strip()] if value.strip() else None
+        return value
+
+
+async def _ask_followup(ctx: ToolContext, p: AskFollowupParams, paths: list[WorkspacePath]) -> Prepared:
+    async def run() -> Outcome:
+        return Outcome("The question was shown to the user. Their answer arrives as the next user message.", "awaiting_user")
+
+    return Prepared(run)
+
+
+class AttemptCompletionParams(Params):
+    result: str
+
+
+async def _attempt_completion(ctx: ToolContext, p: AttemptCompletionParams, paths: list[WorkspacePath]) -> Prepared:
+    async def run() -> Outcome:
+        return Outcome(p.result, "completed")
+
+    return Prepared(run)
+
+
+# ---------------------------------------------------------------- mcp, browser: no servers here
+
+
+class UseMcpToolParams(Params):
+    server_name: str
+    tool_name: str
+    arguments: dict[str, Any] | str | None = None
+
+
+class AccessMcpResourceParams(Params):
+    server_name: str
+    uri: str
+
+
+async def _no_mcp_server(ctx: ToolContext, p: Any, paths: list[WorkspacePath]) -> Prepared:
+    raise ToolError(f"No MCP server named '{p.server_name}' is connected to Modus.")
+
+
+class BrowserActionParams(Params):
+    action: str
+
+
+async def _no_browser(ctx: ToolContext, p: Any, paths: list[WorkspacePath]) -> Prepared:
+    raise ToolError("browser_action is accepted for compatibility, but Modus has no browser to drive.")
+
+
+TOOLS = (
+    ToolSpec(
+        "switch_mode",
+        "Ask the user to switch to another mode (mode_slug), with a reason. The switch happens once the user approves.",
+        SwitchModeParams,
+        _switch_mode,
+        approval="mode_switch",
+        approval_kind="switch_mode",
+    ),
+    ToolSpec(
+        "new_task",
+        "Start a subtask in a mode with a message; its attempt_completion result comes back as this tool's result.",
+        NewTaskParams,
+        _new_task,
+        approval="subtasks",
+        approval_kind="subtask",
+    ),
+    ToolSpec(
+        "ask_followup_question",
+        "Ask the user a question when you need information to go on; optional follow_up suggestions.",
+        AskFollowupParams,
+        _ask_followup,
+    ),
+    ToolSpec(
+        "attempt_completion",
+        "Present the result of the task to the user once it is done. This ends your turn.",
+        AttemptCompletionParams,
+        _attempt_completion,
+    ),
+    ToolSpec(
+        "use_mcp_tool",
+        "Call a tool of a connected MCP server.",
+        UseMcpToolParams,
+        _no_mcp_server,
+        group="mcp",
+        approval="mcp",
+    ),
+    ToolSpec(
+        "access_mcp_resource",
+        "Read a resource of a connected MCP server.",
+        AccessMcpResourceParams,
+        _no_mcp_server,
+        group="mcp",
+        approval="mcp",
+    ),
+    ToolSpec(
+        "browser_action",
+        "Drive a browser (accepted for compatibility; not available in Modus).",
+        BrowserActionParams,
+        _no_browser,
+        group="browser",
+    ),
+)

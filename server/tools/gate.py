@@ -1,0 +1,184 @@
+"""The one tool gate: every call, from XML text or native tool calls, passes the same stages.
+
+The order is the table `STAGES`; each stage either lets the call through or raises a typed
+`ToolFailure` whose message is what the model and the user see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable
+
+from pydantic import ValidationError
+
+from protocol import ApprovalRequest
+
+from ..providers.base import ToolCallRequest
+from ..workspace import WorkspacePath
+from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
+from ..errors import (
+    FileRestrictionError,
+    InvalidParams,
+    PlanModeBlocked,
+    ToolFailure,
+    ToolNotAllowed,
+    UnknownTool,
+    denied,
+)
+
+
+@dataclass
+class GateRun:
+    """One call on its way through the gate."""
+
+    ctx: ToolContext
+    call: ToolCallRequest
+    tools: dict[str, ToolSpec]
+    on_running: Callable[[], None] = lambda: None
+    spec: ToolSpec | None = None
+    params: Params | None = None
+    paths: list[WorkspacePath] = field(default_factory=list)
+    prepared: Prepared | None = None
+    outcome: Outcome | None = None
+
+
+async def settle(run: GateRun) -> None:
+    """After a mode switch by the model, the next call waits for the settle delay."""
+    await run.ctx.session.wait_settled()
+
+
+async def known_tool(run: GateRun) -> None:
+    spec = run.tools.get(run.call.name)
+    if spec is None:
+        raise UnknownTool(f'Unknown tool "{run.call.name}".')
+    run.spec = spec
+
+
+async def valid_params(run: GateRun) -> None:
+    assert run.spec is not None
+    try:
+        run.params = run.spec.params.model_validate(run.call.arguments)
+    except ValidationError as exc:
+        raise InvalidParams(_describe(exc)) from None
+
+
+async def mode_groups(run: GateRun) -> None:
+    task = run.ctx.task
+    if run.call.name not in task.tools:
+        raise ToolNotAllowed(f'Tool "{run.call.name}" is not allowed in {task.mode.slug} mode.')
+
+
+#: Tools that change the workspace or the world; refused while the phase is PLAN.
+def _writes(spec: ToolSpec) -> bool:
+    return spec.edits or spec.group in ("command", "mcp", "browser")
+
+
+async def phase_and_plan(run: GateRun) -> None:
+    assert run.spec is not None
+    if run.ctx.task.phase == "plan" and _writes(run.spec):
+        raise PlanModeBlocked(
+            f"Tool '{run.spec.name}' cannot be used in PLAN MODE: explore with read-only tools, "
+            "present your plan to the user first, and make changes once the phase is ACT."
+        )
+
+
+async def workspace_and_file_rules(run: GateRun) -> None:
+    assert run.spec is not None and run.params is not None
+    run.paths = [run.ctx.workspace.resolve(raw) for raw in run.params.paths()]
+    if not run.spec.edits:
+        return
+    mode = run.ctx.task.mode
+    edit = mode.group("edit")
+    if edit is None or edit.file_regex is None:
+        return
+    for target in run.paths:  # every path of a multi-file edit, before anything is applied
+        if not edit.file_regex.search(target.rel):
+            described = f" ({edit.description})" if edit.description else ""
+            raise FileRestrictionError(
+                f"Tool '{run.spec.name}' in mode '{mode.name}' can only edit files matching pattern: "
+                f"{edit.file_regex.source}{described}. Got: {target.rel}"
+            )
+
+
+async def preconditions(run: GateRun) -> None:
+    assert run.spec is not None
+    run.prepared = await run.spec.prepare(run.ctx, run.params, run.paths)
+
+
+async def approval(run: GateRun) -> None:
+    assert run.spec is not None and run.prepared is not None and run.params is not None
+    spec, settings = run.spec, run.ctx.session.settings
+    if spec.approval is None or settings.yolo or getattr(settings.auto_approve, spec.approval):
+        return
+    request = ApprovalRequest(
+        kind=spec.approval_kind,
+        title=run.prepared.title or f"Allow {spec.name}?",
+        detail=run.prepared.detail,
+        tool=spec.name,
+        params=run.params.model_dump(mode="json", exclude_none=True),
+        agent=run.ctx.agent,
+        **run.prepared.approval_fields,
+    )
+    answer = await run.ctx.host.request_approval(request)
+    if answer.decision != "approve":
+        raise denied(answer.feedback)
+
+
+async def execute(run: GateRun) -> None:
+    assert run.prepared is not None
+    run.on_running()
+    result = await run.prepared.run()
+    run.outcome = result if isinstance(result, Outcome) else Outcome(result)
+
+
+Stage = Callable[[GateRun], Awaitable[None]]
+
+#: The order every call goes through. Read it top to bottom.
+STAGES: tuple[tuple[str, Stage], ...] = (
+    ("settle delay after a mode switch", settle),
+    ("known tool", known_tool),
+    ("valid params", valid_params),
+    ("allowed by the mode's groups", mode_groups),
+    ("allowed by the phase and plan state", phase_and_plan),
+    ("inside the workspace and allowed by the file rules", workspace_and_file_rules),
+    ("tool preconditions", preconditions),
+    ("approval", approval),
+    ("run", execute),
+)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    text: str
+    error: ToolFailure | None = None
+    ends_turn: str | None = None
+
+
+async def run_tool(
+    ctx: ToolContext,
+    call: ToolCallRequest,
+    tools: dict[str, ToolSpec],
+    on_running: Callable[[], None] = lambda: None,
+) -> ToolResult:
+    run = GateRun(ctx, call, tools, on_running)
+    try:
+        for _, stage in STAGES:
+            await stage(run)
+    except ToolFailure as failure:
+        return ToolResult(failure.message, failure)
+    assert run.outcome is not None
+    return ToolResult(run.outcome.text, None, run.outcome.ends_turn)
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        name = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "missing_param":
+            parts.append(err["msg"] + ".")
+        elif err["type"] == "missing":
+            parts.append(f"Missing value for required parameter '{name}'.")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            parts.append(f"Invalid value for parameter '{name}': {msg}.")
+    return " ".join(parts) + " Please retry with a complete and valid tool call."
