@@ -26,6 +26,9 @@ from protocol import (
     ModeRef,
     ModesListResult,
     PlanInfo,
+    PromptGetParams,
+    PromptGetResult,
+    PromptSection,
     Settings,
     State,
 )
@@ -33,13 +36,13 @@ from protocol import (
 from ..errors import BadRequest, ToolError
 from ..host import Host
 from ..modes import DEFAULT_MODE, Mode, ModeRegistry
-from ..prompt import environment_details
+from ..prompt import PromptContext, build_prompt, environment_details
 from ..providers import ScriptCursor
 from ..state import Store, StoredMessage
 from ..state.store import new_id
 from ..tools import ToolContext
 from ..workspace import Workspace
-from .task import Task, build_task
+from .task import Task, build_task, enabled_tools
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +238,37 @@ class Session:
             yolo=self.settings.yolo,
             task=task.info(),
             plan=PlanInfo(),
+        )
+
+    def prompt(self, params: PromptGetParams) -> PromptGetResult:
+        """The system prompt a task with that mode/phase/agent would get, without building one."""
+        self.modes.refresh()
+        mode = self.modes.get(params.mode or self.mode_slug)
+        if mode is None:
+            raise BadRequest(f"Invalid mode: {params.mode}")
+        agent = params.agent or self.responder(self.conversation_id)
+        config = self.agent(agent)
+        if config is None:
+            raise BadRequest(f"agent: unknown agent: {agent}")
+        phase = params.phase or self.phase
+        tools = enabled_tools(mode, phase, self.settings.yolo)
+        prompt = build_prompt(
+            PromptContext(
+                mode=mode,
+                phase=phase,
+                tools=tools,
+                modes=self.modes.modes,
+                workspace=self.workspace.root,
+                yolo=self.settings.yolo,
+                agent=agent,
+                agent_instructions=config.instructions,
+            )
+        )
+        return PromptGetResult(
+            text=prompt.text,
+            sections=[PromptSection(id=s.id, text=s.text) for s in prompt.sections],
+            tools=[t.name for t in tools],
+            environment_details=environment_details(mode, phase, self.workspace.root),
         )
 
     def list_modes(self) -> ModesListResult:

@@ -12,6 +12,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import platformdirs
 
@@ -51,6 +52,8 @@ def _signature(path: Path) -> tuple[int, int] | None:
 class ModeRegistry:
     def __init__(self, workspace: Path, global_path: Path | None = None):
         self.files = mode_files(workspace, global_path)
+        #: Called with the files that were re-read (after the first load), to publish diagnostics.
+        self.on_change: Callable[[list[ModeFile]], None] | None = None
         self._signatures: dict[Path, tuple[int, int] | None] = {}
         self._results: dict[Path, LoadResult] = {}
         self._modes: tuple[Mode, ...] = BUILTIN_MODES
@@ -71,6 +74,8 @@ class ModeRegistry:
                 log.warning("%s:%d: %s", f.path, d.line + 1, d.message)
         if changed:
             self._merge()
+            if self.on_change is not None:
+                self.on_change(changed)
         return changed
 
     def diagnostics(self, path: Path) -> tuple[Diagnostic, ...]:

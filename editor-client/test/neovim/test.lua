@@ -1,0 +1,102 @@
+-- The Modus server used through Neovim's own LSP client (headless).
+-- Run: nvim --headless --clean -c "luafile test/neovim/test.lua"
+-- Env: MODUS_PYTHON (interpreter with the server), MODUS_WS (workspace with script.yaml and
+-- notes.md), MODUS_RESULT (where the JSON results go). Every wait is bounded.
+local python = assert(os.getenv('MODUS_PYTHON'), 'MODUS_PYTHON')
+local ws = assert(os.getenv('MODUS_WS'), 'MODUS_WS')
+local result_file = assert(os.getenv('MODUS_RESULT'), 'MODUS_RESULT')
+
+local results = { steps = {}, updates = {}, approvals = {}, edits = 0 }
+
+local function finish()
+  local f = io.open(result_file, 'w')
+  f:write(vim.json.encode(results))
+  f:close()
+  vim.cmd('qa!')
+end
+
+-- never hang: give up after 90 s whatever happens
+vim.defer_fn(function()
+  results.error = 'timed out'
+  finish()
+end, 90000)
+
+local function step(name, value)
+  results.steps[#results.steps + 1] = name
+  if value ~= nil then results[name] = value end
+end
+
+local function run()
+  vim.cmd.edit(vim.fn.fnameescape(ws .. '/notes.md'))
+  local buf = vim.api.nvim_get_current_buf()
+
+  local default_apply_edit = vim.lsp.handlers['workspace/applyEdit']
+  local client_id = vim.lsp.start({
+    name = 'modus',
+    cmd = { python, '-m', 'server' },
+    cmd_cwd = ws,
+    root_dir = ws,
+    init_options = {
+      modus = {
+        models = { default = { provider = 'scripted', script = 'script.yaml' } },
+        modeSwitchDelayMs = 0,
+        stateDir = ws .. '/.modus/state',
+      },
+    },
+    handlers = {
+      -- Neovim does not declare experimental.modus.approvals: approvals come as
+      -- window/showMessageRequest. The default prompts; the test picks "Approve".
+      ['window/showMessageRequest'] = function(_, params)
+        local titles = {}
+        for _, a in ipairs(params.actions or {}) do titles[#titles + 1] = a.title end
+        results.approvals[#results.approvals + 1] = { message = params.message, actions = titles }
+        for _, a in ipairs(params.actions or {}) do
+          if a.title == 'Approve' then return a end
+        end
+        return vim.NIL
+      end,
+      ['workspace/applyEdit'] = function(err, params, ctx, config)
+        results.edits = results.edits + 1
+        return default_apply_edit(err, params, ctx, config)
+      end,
+      ['modus/update'] = function(_, params)
+        local u = { kind = params.kind, status = params.status, name = params.name, to = params.to }
+        if params.error then u.error = params.error.type end
+        results.updates[#results.updates + 1] = u
+      end,
+    },
+  }, { bufnr = buf })
+  assert(client_id, 'vim.lsp.start returned nil')
+  local client = assert(vim.lsp.get_client_by_id(client_id))
+  assert(vim.wait(15000, function() return client.initialized == true end, 50), 'the server did not initialize')
+  step('initialized', client.server_capabilities.experimental)
+
+  -- switch mode through workspace/executeCommand
+  local res = client:request_sync('workspace/executeCommand', { command = 'modus.switchMode', arguments = { 'architect' } }, 10000, buf)
+  assert(res and not res.err, 'modus.switchMode failed: ' .. vim.inspect(res))
+  step('switched', res.result.mode.slug)
+  local state = client:request_sync('modus/state', vim.empty_dict(), 10000, buf)
+  step('state_mode', state.result.mode.slug)
+
+  -- a chat turn: the scripted model edits notes.md (allowed in Architect: Markdown), the
+  -- approval arrives as window/showMessageRequest, the edit as workspace/applyEdit
+  local sent = client:request_sync('modus/chat/send', { text = 'Rewrite the notes' }, 10000, buf)
+  assert(sent and not sent.err, 'modus/chat/send failed: ' .. vim.inspect(sent))
+  step('sent', sent.result.conversationId ~= nil)
+  local ended = vim.wait(30000, function()
+    for _, u in ipairs(results.updates) do
+      if u.kind == 'turn_ended' then return true end
+    end
+    return false
+  end, 50)
+  assert(ended, 'the turn did not end')
+  step('turn_ended', true)
+  results.buffer = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  results.modified = vim.bo[buf].modified
+  client:stop()
+  vim.wait(3000, function() return client:is_stopped() end, 50)
+end
+
+local ok, err = xpcall(run, debug.traceback)
+if not ok then results.error = tostring(err) end
+finish()

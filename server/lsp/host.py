@@ -1,0 +1,189 @@
+"""The Host of the core, implemented with real requests to the LSP client."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from lsprotocol import types as lsp
+from pydantic import ValidationError
+from pygls.uris import from_fs_path
+
+from protocol import ApprovalRequest, ApprovalResponse, methods
+
+from ..host import EditOutcome, FileChange
+from ..modes import Diagnostic
+
+if TYPE_CHECKING:
+    from .server import ModusServer
+
+log = logging.getLogger(__name__)
+
+APPROVE, DENY = "Approve", "Deny"
+
+
+def _get(obj, *path):
+    for name in path:
+        obj = getattr(obj, name, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def end_position(text: str, utf16: bool = True) -> lsp.Position:
+    """The position just after the last character of `text`."""
+    lines = text.split("\n")
+    last = lines[-1]
+    column = len(last.encode("utf-16-le")) // 2 if utf16 else len(last)
+    return lsp.Position(line=len(lines) - 1, character=column)
+
+
+class LspHost:
+    def __init__(self, server: "ModusServer"):
+        self.server = server
+
+    @property
+    def _caps(self) -> lsp.ClientCapabilities:
+        return self.server.client_capabilities
+
+    # ---------------------------------------------------------- updates and messages
+
+    def publish(self, update) -> None:
+        self.server.protocol.notify(methods.UPDATE, update.wire())
+
+    def publish_diagnostics(self, path: Path, diagnostics: Sequence[Diagnostic]) -> None:
+        self.server.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(
+                uri=from_fs_path(str(path)),
+                diagnostics=[
+                    lsp.Diagnostic(
+                        range=lsp.Range(lsp.Position(d.line, d.column), lsp.Position(d.end_line, d.end_column)),
+                        message=d.message,
+                        severity=lsp.DiagnosticSeverity.Error,
+                        source="modus",
+                    )
+                    for d in diagnostics
+                ],
+            )
+        )
+
+    # ---------------------------------------------------------- approvals
+
+    @property
+    def renders_approvals(self) -> bool:
+        experimental = self._caps.experimental
+        if isinstance(experimental, dict):
+            modus = experimental.get("modus")
+            return isinstance(modus, dict) and modus.get("approvals") is True
+        return False
+
+    async def request_approval(self, request: ApprovalRequest) -> ApprovalResponse:
+        if self.renders_approvals:
+            answer = await self._request(methods.APPROVAL, request.wire())
+            try:
+                return ApprovalResponse.model_validate(answer)
+            except ValidationError as exc:
+                log.warning("invalid answer to modus/approval: %s", exc.errors()[0]["msg"])
+                return ApprovalResponse(decision="deny", feedback="The editor's answer to the approval was invalid.")
+        text = request.title if not request.detail else f"{request.title}\n\n{request.detail}"
+        params = lsp.ShowMessageRequestParams(
+            type=lsp.MessageType.Info,
+            message=text,
+            actions=[lsp.MessageActionItem(title=APPROVE), lsp.MessageActionItem(title=DENY)],
+        )
+        choice = await self._request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        title = choice.get("title") if isinstance(choice, dict) else getattr(choice, "title", None)
+        return ApprovalResponse(decision="approve" if title == APPROVE else "deny")
+
+    async def _request(self, method: str, params):
+        """A request to the client; if the turn is cancelled meanwhile, the client is told."""
+        msg_id = str(uuid.uuid4())
+        future = self.server.protocol.send_request_async(method, params, msg_id=msg_id)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self.server.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+            raise
+        except Exception as exc:  # the client answered with an error: nothing is approved
+            log.warning("%s failed: %s", method, exc)
+            return None
+
+    # ---------------------------------------------------------- edits and documents
+
+    @property
+    def can_apply_edits(self) -> bool:
+        ws = self._caps.workspace
+        if not ws or not ws.apply_edit:
+            return False
+        edit = ws.workspace_edit
+        ops = (edit.resource_operations or []) if edit else []
+        return bool(edit and edit.document_changes and lsp.ResourceOperationKind.Create in ops)
+
+    def _utf16(self) -> bool:
+        return self.server.workspace.position_encoding in (None, lsp.PositionEncodingKind.Utf16, "utf-16")
+
+    async def apply_edit(self, changes: Sequence[FileChange]) -> EditOutcome:
+        document_changes: list = []
+        for change in changes:
+            uri = from_fs_path(str(change.target.path))
+            if change.old_text is None:
+                document_changes.append(
+                    lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True))
+                )
+                end = lsp.Position(0, 0)
+            else:
+                end = end_position(change.old_text, self._utf16())
+            document = self.server.workspace.text_documents.get(uri)
+            document_changes.append(
+                lsp.TextDocumentEdit(
+                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=document.version if document else None
+                    ),
+                    edits=[lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), end), new_text=change.new_text)],
+                )
+            )
+        label = "Modus: " + ", ".join(c.target.rel for c in changes)
+        params = lsp.ApplyWorkspaceEditParams(edit=lsp.WorkspaceEdit(document_changes=document_changes), label=label)
+        result = await self._request(lsp.WORKSPACE_APPLY_EDIT, params)
+        if result is None:
+            return EditOutcome(False, "the editor answered workspace/applyEdit with an error")
+        applied = result.get("applied") if isinstance(result, dict) else getattr(result, "applied", False)
+        reason = result.get("failureReason") if isinstance(result, dict) else getattr(result, "failure_reason", None)
+        return EditOutcome(bool(applied), reason)
+
+    def document_text(self, path: Path) -> str | None:
+        document = self.server.workspace.text_documents.get(from_fs_path(str(path)))
+        return document.source if document is not None else None
+
+    # ---------------------------------------------------------- progress
+
+    @asynccontextmanager
+    async def progress(self, title: str, on_cancel: Callable[[], object] | None = None):
+        token = None
+        if _get(self._caps, "window", "work_done_progress"):
+            token = f"modus-{uuid.uuid4().hex[:12]}"
+            try:
+                await self.server.work_done_progress.create_async(token)
+                self.server.work_done_progress.begin(
+                    token, lsp.WorkDoneProgressBegin(title=title, cancellable=on_cancel is not None)
+                )
+                if on_cancel is not None:
+                    self.server.work_done_progress.tokens[token].add_done_callback(
+                        lambda f: on_cancel() if f.cancelled() else None
+                    )
+            except Exception as exc:
+                log.debug("no work-done progress: %s", exc)
+                token = None
+        try:
+            yield self
+        finally:
+            if token is not None:
+                self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
+                self.server.work_done_progress.tokens.pop(token, None)
+
+    def report(self, message: str) -> None:
+        pass

@@ -1,0 +1,139 @@
+"""Running the server over stdio, TCP or WebSocket, inside one root task group."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from contextlib import asynccontextmanager
+
+import anyio
+from lsprotocol import types as lsp
+from pygls.io_ import StdinAsyncReader, StdoutWriter, WebSocketWriter
+
+from .server import ModusServer
+from .transport import handle_body, read_frames
+
+log = logging.getLogger(__name__)
+
+
+class ClientLogHandler(logging.Handler):
+    """Log records of the server, also sent to the client as `window/logMessage`."""
+
+    LEVELS = {
+        logging.ERROR: lsp.MessageType.Error,
+        logging.WARNING: lsp.MessageType.Warning,
+        logging.INFO: lsp.MessageType.Info,
+        logging.DEBUG: lsp.MessageType.Log,
+    }
+
+    def __init__(self, server: ModusServer):
+        super().__init__(logging.INFO)
+        self.server = server
+        self._busy = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._busy or self.server.session is None:
+            return  # never recurse; nothing before initialize
+        self._busy = True
+        try:
+            kind = self.LEVELS.get(record.levelno - record.levelno % 10, lsp.MessageType.Log)
+            self.server.window_log_message(lsp.LogMessageParams(type=kind, message=self.format(record)))
+        except Exception:
+            pass
+        finally:
+            self._busy = False
+
+
+def configure_logging(server: ModusServer, level: str) -> None:
+    root = logging.getLogger()
+    root.setLevel(logging.WARNING)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(stderr)
+    ours = logging.getLogger("server")
+    ours.setLevel(getattr(logging, level.upper(), logging.INFO))
+    ours.addHandler(ClientLogHandler(server))
+
+
+@asynccontextmanager
+async def _root(server: ModusServer):
+    async with anyio.create_task_group() as tg:
+        server.task_group = tg
+        try:
+            yield
+        finally:
+            tg.cancel_scope.cancel()
+
+
+async def _serve_stream(server: ModusServer, reader) -> None:
+    async with _root(server):
+        await read_frames(reader, server.protocol)
+
+
+def _run(main) -> int:
+    try:
+        asyncio.run(main)
+    except (SystemExit, BaseExceptionGroup) as exc:  # the `exit` notification, maybe inside a task group
+        exit_ = exc
+        while isinstance(exit_, BaseExceptionGroup):
+            exit_ = next((e for e in exit_.exceptions if isinstance(e, (SystemExit, BaseExceptionGroup))), None)
+        if not isinstance(exit_, SystemExit):
+            raise
+        return int(exit_.code or 0)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def serve_stdio(server: ModusServer) -> int:
+    writer = StdoutWriter(sys.stdout.buffer)
+    sys.stdout = sys.stderr  # nothing else may write to the LSP channel
+    server.protocol.set_writer(writer)
+    return _run(_serve_stream(server, StdinAsyncReader(sys.stdin.buffer, server.thread_pool)))
+
+
+def serve_tcp(server: ModusServer, host: str, port: int) -> int:
+    async def main():
+        done = asyncio.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+            server.protocol.set_writer(writer)
+            try:
+                await _serve_stream(server, reader)
+            finally:
+                done.set()
+
+        listener = await asyncio.start_server(connection, host, port)
+        log.warning("Modus listening on tcp://%s:%d", host, port)
+        async with listener:
+            await done.wait()
+
+    return _run(main())
+
+
+def serve_ws(server: ModusServer, host: str, port: int) -> int:
+    from websockets.asyncio.server import serve
+    from websockets.exceptions import ConnectionClosed
+
+    async def main():
+        done = asyncio.Event()
+
+        async def connection(websocket):
+            server.protocol.set_writer(WebSocketWriter(websocket), include_headers=False)
+            try:
+                async with _root(server):
+                    while True:
+                        try:
+                            data = await websocket.recv(decode=False)
+                        except ConnectionClosed:
+                            break
+                        handle_body(server.protocol, data)
+            finally:
+                done.set()
+
+        async with serve(connection, host, port):
+            log.warning("Modus listening on ws://%s:%d", host, port)
+            await done.wait()
+
+    return _run(main())

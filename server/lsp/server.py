@@ -1,0 +1,262 @@
+"""The pygls language server: decodes requests, validates them against `protocol`, calls the core.
+
+This is the only package that imports pygls. Handlers are small functions; what they do lives
+in the core (`server.agent`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import anyio
+from lsprotocol import types as lsp
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.uris import to_fs_path
+
+from protocol import REQUESTS, Command, Settings, methods
+
+from .. import __version__
+from ..agent import Session
+from ..errors import BadRequest
+from ..workspace import Workspace
+from .host import LspHost
+
+log = logging.getLogger(__name__)
+
+MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes")
+
+
+def converter():
+    """pygls's converter, except that params and results of custom methods stay plain dicts."""
+    conv = default_converter()
+    for cls, key in ((JsonRPCRequestMessage, "params"), (JsonRPCNotification, "params"), (JsonRPCResponseMessage, "result")):
+        conv.register_structure_hook(cls, lambda obj, cls, key=key: cls(**{key: None, **obj}))
+    return conv
+
+
+class ModusProtocol(LanguageServerProtocol):
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams):
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"modus": {"protocolVersion": methods.PROTOCOL_VERSION}}
+        return result
+
+
+def validate(model: type[BaseModel], data: Any, what: str) -> BaseModel:
+    """Params as a protocol model, or -32602 naming the bad field."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise JsonRpcInvalidParams(f"Invalid params for {what}: expected an object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
+        )
+        raise JsonRpcInvalidParams(f"Invalid params for {what}: {problems}") from None
+
+
+def read_settings(data: Any) -> tuple[Settings, list[str]]:
+    """Settings from `initializationOptions.modus`; a bad key is reported and left at its default."""
+    if not isinstance(data, dict):
+        return Settings(), ([] if data is None else [f"modus settings must be an object, got {type(data).__name__}"])
+    good: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, value in data.items():
+        try:
+            Settings.model_validate({key: value})
+        except ValidationError as exc:
+            for e in exc.errors():
+                problems.append(f"modus.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}")
+            continue
+        good[key] = value
+    return Settings.model_validate(good), problems
+
+
+class ModusServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("modus", __version__, protocol_cls=ModusProtocol, converter_factory=converter)
+        self.session: Session | None = None
+        self.host = LspHost(self)
+        self.task_group: anyio.abc.TaskGroup | None = None
+        self.global_modes: Path | None = None  # tests may point it elsewhere
+        self._settings_problems: list[str] = []
+        _register(self)
+
+    def require_session(self) -> Session:
+        if self.session is None:
+            raise JsonRpcInvalidParams("The server is not initialized yet: send 'initialize' first")
+        return self.session
+
+    def workspace_root(self, params: lsp.InitializeParams) -> Path:
+        if params.workspace_folders:
+            path = to_fs_path(params.workspace_folders[0].uri)
+            if path:
+                return Path(path)
+        if params.root_uri and (path := to_fs_path(params.root_uri)):
+            return Path(path)
+        if params.root_path:
+            return Path(params.root_path)
+        return Path(os.getcwd())
+
+    async def start_session(self, params: lsp.InitializeParams) -> None:
+        options = params.initialization_options
+        modus = options.get("modus") if isinstance(options, dict) else None
+        settings, self._settings_problems = read_settings(modus)
+        session = Session(
+            workspace=Workspace(self.workspace_root(params)),
+            host=self.host,
+            settings=settings,
+            global_modes=self.global_modes,
+        )
+        assert self.task_group is not None, "start the server with server.lsp.run"
+
+        async def run(*, task_status=anyio.TASK_STATUS_IGNORED):
+            try:
+                async with session.running():
+                    task_status.started()
+                    await anyio.sleep_forever()
+            finally:
+                session.close()
+
+        await self.task_group.start(run)
+        self.session = session
+        log.info("workspace %s, mode %s", session.workspace.root, session.mode_slug)
+
+    def publish_mode_diagnostics(self, files=None) -> None:
+        """Diagnostics of the mode files that changed (all files with problems when None)."""
+        session = self.session
+        if session is None:
+            return
+        for f in files if files is not None else session.modes.files:
+            problems = session.modes.diagnostics(f.path)
+            if files is not None or problems:
+                self.host.publish_diagnostics(f.path, problems)
+
+
+Handler = Callable[[Session, Any], Awaitable[BaseModel] | BaseModel]
+
+
+def _register(server: ModusServer) -> None:
+    """Every handler of the server, registered on this instance."""
+
+    def request(method: str, handler: Handler) -> None:
+        params_model = REQUESTS[method].params
+
+        @server.feature(method)
+        async def _handle(params: Any):
+            session = server.require_session()
+            parsed = validate(params_model, params, method)
+            try:
+                result = handler(session, parsed)
+                if hasattr(result, "__await__"):
+                    result = await result
+            except BadRequest as exc:
+                raise JsonRpcInvalidParams(str(exc)) from None
+            return result.wire()
+
+    request(methods.STATE, lambda s, p: s.state())
+    request(methods.MODES_LIST, lambda s, p: s.list_modes())
+    request(methods.CHAT_SEND, lambda s, p: s.send(p))
+    request(methods.CHAT_CANCEL, lambda s, p: _cancelled(s.cancel(p.conversation_id)))
+    request(methods.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
+    request(methods.PROMPT_GET, lambda s, p: s.prompt(p))
+
+    def user_switch(session: Session, params) -> BaseModel:
+        session.switch_mode(params.slug, by="user")
+        return session.state()
+
+    request(methods.MODES_SWITCH, user_switch)
+
+    @server.command(Command.SWITCH_MODE)
+    async def switch_mode_command(*args: Any):
+        session = server.require_session()
+        if len(args) != 1 or not isinstance(args[0], str):
+            raise JsonRpcInvalidParams(f"{Command.SWITCH_MODE} takes one argument, a mode slug: [slug]")
+        try:
+            params = validate(REQUESTS[methods.MODES_SWITCH].params, {"slug": args[0]}, Command.SWITCH_MODE)
+            return user_switch(session, params).wire()
+        except BadRequest as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+
+    @server.command(Command.SHOW_PROMPT)
+    async def show_prompt_command(*args: Any):
+        session = server.require_session()
+        return session.prompt(REQUESTS[methods.PROMPT_GET].params()).text
+
+    @server.feature(lsp.INITIALIZE)
+    async def initialize(params: lsp.InitializeParams):
+        await server.start_session(params)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(params: lsp.InitializedParams):
+        for problem in server._settings_problems:
+            server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Modus: {problem}"))
+        server.publish_mode_diagnostics()
+        server.session.modes.on_change = server.publish_mode_diagnostics
+        await _watch_mode_files(server)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(params: lsp.DidChangeConfigurationParams):
+        settings = params.settings
+        if not isinstance(settings, dict) or "modus" not in settings or server.session is None:
+            return
+        new, problems = read_settings(settings["modus"])
+        for problem in problems:
+            server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Modus: {problem}"))
+        server.session.update_settings(new)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(params: lsp.DidChangeWatchedFilesParams):
+        if server.session is not None:
+            server.session.modes.refresh()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: lsp.DidSaveTextDocumentParams):
+        if server.session is not None:
+            server.session.modes.refresh()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: lsp.DidOpenTextDocumentParams):
+        pass  # registered so that text sync is advertised; pygls keeps the buffer
+
+
+def _cancelled(value: bool):
+    from protocol import ChatCancelResult
+
+    return ChatCancelResult(cancelled=value)
+
+
+async def _watch_mode_files(server: ModusServer) -> None:
+    """Ask the client to tell us when a mode file changes, if it can."""
+    caps = server.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    if not watched or not watched.dynamic_registration or server.session is None:
+        return
+    watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in MODE_FILE_GLOBS]
+    global_file = server.session.modes.files[-1].path
+    if watched.relative_pattern_support:
+        from pygls.uris import from_fs_path
+
+        watchers.append(
+            lsp.FileSystemWatcher(
+                glob_pattern=lsp.RelativePattern(base_uri=from_fs_path(str(global_file.parent)), pattern=global_file.name)
+            )
+        )
+    registration = lsp.Registration(
+        id="modus-mode-files",
+        method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+    )
+    try:
+        await server.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+    except Exception as exc:
+        log.info("the client did not register file watchers: %s", exc)
