@@ -46,13 +46,16 @@ class ClientLogHandler(logging.Handler):
 
 
 def configure_logging(server: ModusServer, level: str) -> None:
+    """Warnings and errors go to stderr (the level given lowers it); the server's own records
+    from INFO up also go to the client as window/logMessage."""
     root = logging.getLogger()
     root.setLevel(logging.WARNING)
     stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(min(logging.WARNING, getattr(logging, level.upper(), logging.INFO)))
     stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(stderr)
     ours = logging.getLogger("server")
-    ours.setLevel(getattr(logging, level.upper(), logging.INFO))
+    ours.setLevel(min(logging.INFO, getattr(logging, level.upper(), logging.INFO)))
     ours.addHandler(ClientLogHandler(server))
 
 

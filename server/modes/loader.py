@@ -192,11 +192,25 @@ def parse_modes(text: str, source: str, origin: str = "<memory>") -> LoadResult:
 def _construct(node: yaml.Node) -> Any:
     loader = yaml.SafeLoader("")
     try:
-        return loader.construct_object(node, deep=True)
+        return _join_surrogates(loader.construct_object(node, deep=True))
     except yaml.YAMLError:
         return None
     finally:
         loader.dispose()
+
+
+def _join_surrogates(value: Any) -> Any:
+    """JSON escapes an emoji as a surrogate pair (\\ud83d\\udcdd), which YAML keeps apart; join them."""
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:
+            return value
+    if isinstance(value, list):
+        return [_join_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _join_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _label(data: Any, index: int) -> str:

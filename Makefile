@@ -1,0 +1,30 @@
+# The two commands of the README: `make demo` and `make test`. Both create .venv when missing.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.modus-installed
+
+.PHONY: demo test test-python test-editor bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+demo: $(STAMP)
+	$(PY) -m server demo
+
+test: test-python test-editor
+
+test-python: $(STAMP)
+	$(PY) -m pytest -q
+
+test-editor: $(STAMP)
+	MODUS_PYTHON=$(abspath $(PY)) editor-client/scripts/test.sh
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,174 @@
+"""The offline demo: a scripted agent driven through the real server over stdio.
+
+It plays the editor: starts `python -m server` in a temporary workspace, approves what the agent
+asks, applies the workspace edits it receives, and prints what happens as a transcript.
+Nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+from pygls.uris import to_fs_path
+
+from protocol import Command, methods
+
+from ..lsp.server import converter
+
+SCRIPT = Path(__file__).with_name("script.yaml")
+REQUEST = "Build a tiny greeting app: design it first, then write the code."
+WIDTH = 100
+
+
+def say(who: str, text: str) -> None:
+    lines = textwrap.wrap(text, WIDTH - 12) or [""]
+    print(f"{who:<9}▸ {lines[0]}")
+    for line in lines[1:]:
+        print(f"{'':<11}{line}")
+
+
+def note(symbol: str, text: str) -> None:
+    lines = text.splitlines() or [""]
+    print(f"    {symbol} {lines[0]}")
+    for line in lines[1:]:
+        print(f"      {line}")
+
+
+class DemoEditor:
+    """The editor's side: renders updates, answers approvals, applies edits to disk."""
+
+    def __init__(self, workspace: Path):
+        self.workspace = workspace
+        self.client = LanguageClient("modus-demo", "1", converter_factory=converter)
+        self.turn_done = asyncio.Event()
+        self.streamed: list[str] = []
+        handlers = {
+            methods.UPDATE: self.on_update,
+            methods.APPROVAL: self.on_approval,
+            lsp.WORKSPACE_APPLY_EDIT: self.on_apply_edit,
+            lsp.WINDOW_LOG_MESSAGE: lambda params: None,
+            lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: lambda params: None,
+        }
+        for method, handler in handlers.items():
+            self.client.feature(method)(lambda params, handler=handler: handler(params))
+
+    def rel(self, uri: str) -> str:
+        return Path(to_fs_path(uri) or uri).relative_to(self.workspace).as_posix()
+
+    def on_update(self, u: dict[str, Any]) -> None:
+        kind = u["kind"]
+        if kind == "message_delta":
+            self.streamed.append(u["text"])
+        elif kind == "message" and u["role"] == "assistant":
+            self.streamed.clear()
+            say(u.get("agent", "modus"), u["text"])
+        elif kind == "message" and u["role"] == "system":
+            note("ℹ", u["text"])
+        elif kind == "mode_changed":
+            why = f" — {u['reason']}" if u.get("reason") else ""
+            note("⇄", f"mode {u['from']} → {u['to']} (by the {u['by']}, new task {u['taskId']}){why}")
+        elif kind == "tool_call" and u["status"] == "completed":
+            result = u.get("result", "")
+            note("✓", f"{u['name']}: {result}")
+        elif kind == "tool_call" and u["status"] == "failed":
+            error = u["error"]
+            note("✗", f"{u['name']}: {error['type']}: {error['message']}")
+            path = u["params"].get("path")
+            if path and error["type"] == "FileRestrictionError":
+                exists = (self.workspace / path).exists()
+                note(" ", f"{path} on disk: {'exists' if exists else 'not written'}")
+        elif kind == "turn_ended":
+            note("■", f"turn ended: {u['outcome']}")
+            self.turn_done.set()
+
+    def on_approval(self, request: dict[str, Any]) -> dict[str, Any]:
+        detail = request.get("detail") or ""
+        if request["kind"] == "tool" and detail.startswith(("---", "diff")):
+            detail = f"({len(detail.splitlines())} lines of diff)"
+        note("?", f"approval asked: {request['title']} {detail}".rstrip())
+        note(" ", "→ the demo user clicks Approve")
+        return {"decision": "approve"}
+
+    def on_apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        """Apply like an editor that saves: create files, replace whole-document text edits."""
+        for change in params.edit.document_changes or []:
+            if isinstance(change, lsp.CreateFile):
+                path = Path(to_fs_path(change.uri))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            elif isinstance(change, lsp.TextDocumentEdit):
+                path = Path(to_fs_path(change.text_document.uri))
+                for edit in change.edits:
+                    path.write_text(edit.new_text, encoding="utf-8")
+                note("✎", f"editor applied the edit to {self.rel(change.text_document.uri)}")
+        return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    async def request(self, method: str, params: Any) -> Any:
+        return await self.client.protocol.send_request_async(method, params)
+
+
+async def run(workspace: Path) -> int:
+    shutil.copy(SCRIPT, workspace / "script.yaml")
+    editor = DemoEditor(workspace)
+    await editor.client.start_io(sys.executable, "-m", "server", cwd=str(workspace))
+    caps = lsp.ClientCapabilities(
+        workspace=lsp.WorkspaceClientCapabilities(
+            apply_edit=True,
+            workspace_edit=lsp.WorkspaceEditClientCapabilities(
+                document_changes=True, resource_operations=[lsp.ResourceOperationKind.Create]
+            ),
+        ),
+        experimental={"modus": {"approvals": True}},
+    )
+    await editor.client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=caps,
+            root_uri=workspace.as_uri(),
+            initialization_options={
+                "modus": {
+                    "models": {"default": {"provider": "scripted", "script": "script.yaml"}},
+                    "modeSwitchDelayMs": 200,
+                }
+            },
+        )
+    )
+    editor.client.initialized(lsp.InitializedParams())
+    state = await editor.request(methods.STATE, {})
+    print(f"workspace: {workspace}")
+    print(f"mode: {state['mode']['name']}, task {state['task']['id']}, model: {state['task']['model']['provider']}\n")
+
+    say("you", REQUEST)
+    await editor.request(methods.CHAT_SEND, {"text": REQUEST})
+    await asyncio.wait_for(editor.turn_done.wait(), 60)
+
+    print()
+    say("you", "(switches to Ask mode from the command palette: no approval needed)")
+    state = await editor.request(lsp.WORKSPACE_EXECUTE_COMMAND, lsp.ExecuteCommandParams(Command.SWITCH_MODE, ["ask"]))
+    note("⇄", f"now in {state['mode']['name']} mode, task {state['task']['id']}")
+
+    files = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*") if p.is_file() and ".modus" not in p.parts)
+    print(f"\nfiles in the workspace: {', '.join(files)}")
+    run = subprocess.run([sys.executable, "src/app.py", "Ada"], cwd=workspace, capture_output=True, text=True)
+    print(f"$ python src/app.py Ada\n{run.stdout.strip()}")
+
+    await editor.client.shutdown_async(None)
+    editor.client.exit(None)
+    await editor.client.stop()
+    ok = run.stdout.strip() == "Hello, Ada!"
+    print("\nThe demo ran as expected." if ok else "\nThe demo did not produce the expected program.")
+    return 0 if ok else 1
+
+
+def main() -> int:
+    print("Modus demo: a scripted agent, the real server over stdio, a temporary workspace.\n")
+    with tempfile.TemporaryDirectory(prefix="modus-demo-") as tmp:
+        return asyncio.run(run(Path(tmp)))

@@ -1,0 +1,192 @@
+"""The tool gate as a table: one row per case, mode → tool → params → outcome (SPEC §1)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers import call_tool, running
+from memory_host import MemoryHost
+from protocol import ApprovalResponse
+from server.tools import STAGES
+
+ARCHITECT_MD = (
+    "Tool '{tool}' in mode 'Architect' can only edit files matching pattern: \\.md$ (Markdown files only). Got: {path}"
+)
+CUSTOM = """customModes:
+  - slug: docs
+    name: Docs Only
+    roleDefinition: You write docs.
+    groups:
+      - read
+      - [edit, {fileRegex: "^docs/"}]
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "src" / "app.py").write_text("print('app')\n")
+    (root / "docs" / "readme.md").write_text("# Readme\n")
+    (root / ".modus").mkdir()
+    (root / ".modus" / "modes.yaml").write_text(CUSTOM)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret\n")
+    os.symlink(root / "src" / "app.py", root / "docs" / "alias.md")  # a .md name for a .py file
+    os.symlink(outside, root / "docs" / "elsewhere")  # a folder that leads out
+    os.symlink(outside / "secret.md", root / "notes.md")
+    return root
+
+
+def diff(path: str) -> dict:
+    return {"path": path, "diff": "<<<<<<< SEARCH\nprint('app')\n=======\nprint('changed')\n>>>>>>> REPLACE"}
+
+
+# mode, tool, params, expected error type (None: success), expected message (exact, or a fragment after "~")
+CASES = [
+    # the file rules of architect, and every way around them
+    ("architect", "write_to_file", {"path": "docs/design.md", "content": "# D"}, None, None),
+    ("architect", "write_to_file", {"path": "src/app.py", "content": "x"}, "FileRestrictionError", ARCHITECT_MD.format(tool="write_to_file", path="src/app.py")),
+    ("architect", "write_to_file", {"path": "docs/../src/app.py", "content": "x"}, "FileRestrictionError", ARCHITECT_MD.format(tool="write_to_file", path="src/app.py")),
+    ("architect", "write_to_file", {"path": "./x.md/../y.py", "content": "x"}, "FileRestrictionError", ARCHITECT_MD.format(tool="write_to_file", path="y.py")),
+    ("architect", "write_to_file", {"path": "{root}/src/app.py", "content": "x"}, "FileRestrictionError", ARCHITECT_MD.format(tool="write_to_file", path="src/app.py")),
+    ("architect", "write_to_file", {"path": "docs/alias.md", "content": "x"}, "FileRestrictionError", ARCHITECT_MD.format(tool="write_to_file", path="src/app.py")),
+    ("architect", "apply_diff", diff("src/app.py"), "FileRestrictionError", ARCHITECT_MD.format(tool="apply_diff", path="src/app.py")),
+    ("architect", "insert_content", {"path": "src/app.py", "line": 0, "content": "x"}, "FileRestrictionError", ARCHITECT_MD.format(tool="insert_content", path="src/app.py")),
+    ("architect", "search_and_replace", {"path": "src/app.py", "search": "app", "replace": "x"}, "FileRestrictionError", ARCHITECT_MD.format(tool="search_and_replace", path="src/app.py")),
+    ("architect", "read_file", {"path": "src/app.py"}, None, None),  # the rule is for edits only
+    # a custom mode's rule without a description: no parentheses
+    ("docs", "write_to_file", {"path": "README.md", "content": "x"}, "FileRestrictionError", "Tool 'write_to_file' in mode 'Docs Only' can only edit files matching pattern: ^docs/. Got: README.md"),
+    ("docs", "write_to_file", {"path": "docs/guide.txt", "content": "x"}, None, None),
+    # outside the workspace: refused in every mode, for reads and writes
+    ("code", "read_file", {"path": "../outside/secret.md"}, "OutsideWorkspace", "~outside the workspace"),
+    ("code", "read_file", {"path": "/etc/hostname"}, "OutsideWorkspace", "~outside the workspace"),
+    ("code", "read_file", {"path": "notes.md"}, "OutsideWorkspace", "~outside the workspace"),
+    ("code", "read_file", {"path": "docs/elsewhere/secret.md"}, "OutsideWorkspace", "~outside the workspace"),
+    ("architect", "write_to_file", {"path": "notes.md", "content": "x"}, "OutsideWorkspace", "~outside the workspace"),
+    ("code", "write_to_file", {"path": "../escape.py", "content": "x"}, "OutsideWorkspace", "~outside the workspace"),
+    ("code", "list_files", {"path": "docs/elsewhere"}, "OutsideWorkspace", "~outside the workspace"),
+    ("code", "execute_command", {"command": "true", "cwd": ".."}, "OutsideWorkspace", "~outside the workspace"),
+    # tool groups
+    ("ask", "write_to_file", {"path": "docs/a.md", "content": "x"}, "ToolNotAllowed", 'Tool "write_to_file" is not allowed in ask mode.'),
+    ("ask", "execute_command", {"command": "true"}, "ToolNotAllowed", 'Tool "execute_command" is not allowed in ask mode.'),
+    ("architect", "execute_command", {"command": "true"}, "ToolNotAllowed", 'Tool "execute_command" is not allowed in architect mode.'),
+    ("orchestrator", "read_file", {"path": "src/app.py"}, "ToolNotAllowed", 'Tool "read_file" is not allowed in orchestrator mode.'),
+    ("code", "browser_action", {"action": "launch"}, "ToolNotAllowed", 'Tool "browser_action" is not allowed in code mode.'),
+    # unknown tools and bad params
+    ("code", "rm_rf", {}, "UnknownTool", 'Unknown tool "rm_rf".'),
+    ("code", "read_file", {}, "InvalidParams", "~Missing value for required parameter 'path'."),
+    ("code", "read_file", {"path": "src/app.py", "start_line": "first"}, "InvalidParams", "~Invalid value for parameter 'start_line'"),
+    ("code", "write_to_file", {"path": "a.py"}, "InvalidParams", "~Missing value for required parameter 'content'."),
+    ("code", "apply_diff", {"path": "src/app.py"}, "InvalidParams", "~Missing value for required parameter 'diff'."),
+    ("code", "read_file", {"path": ""}, "InvalidParams", "~non-empty"),
+    # order: params before groups, groups before paths, paths before approval
+    ("ask", "write_to_file", {"path": "src/app.py"}, "InvalidParams", "~'content'"),
+    ("ask", "write_to_file", {"path": "/etc/passwd", "content": "x"}, "ToolNotAllowed", "~not allowed in ask mode"),
+    # always available in every mode
+    ("orchestrator", "attempt_completion", {"result": "done"}, None, None),
+    ("ask", "ask_followup_question", {"question": "Which file?"}, None, None),
+]
+
+
+@pytest.mark.parametrize("mode, tool, params, error, message", CASES)
+async def test_gate(workspace, mode, tool, params, error, message):
+    host = MemoryHost()
+    params = {k: v.format(root=workspace) if isinstance(v, str) else v for k, v in params.items()}
+    before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file() and ".modus" not in p.parts}
+    async with running(workspace, host=host) as session:
+        session.switch_mode(mode, by="user")
+        result = await call_tool(session, tool, **params)
+    if error is None:
+        assert result.error is None, result.text
+        return
+    assert result.error is not None and result.error.type == error, result.text
+    if message.startswith("~"):
+        assert message[1:] in result.text
+    else:
+        assert result.text == message
+    # a refused call asks nothing and changes nothing
+    assert host.approvals == [] and host.edits == []
+    after = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file() and ".modus" not in p.parts}
+    assert after == before
+
+
+async def test_multi_file_edit_is_all_or_nothing(workspace):
+    host = MemoryHost()
+    async with running(workspace, host=host) as session:
+        session.switch_mode("architect", by="user")
+        files = [
+            {"path": "docs/readme.md", "diff": "<<<<<<< SEARCH\n# Readme\n=======\n# Changed\n>>>>>>> REPLACE"},
+            {"path": "src/app.py", "diff": diff("src/app.py")["diff"]},
+        ]
+        result = await call_tool(session, "apply_diff", files=files)
+    assert result.error.type == "FileRestrictionError"
+    assert result.text == ARCHITECT_MD.format(tool="apply_diff", path="src/app.py")
+    assert (workspace / "docs" / "readme.md").read_text() == "# Readme\n"
+    assert host.edits == [] and host.approvals == []
+
+
+async def test_denied_with_feedback(workspace):
+    host = MemoryHost(approve=lambda req: ApprovalResponse(decision="deny", feedback="not that file"))
+    async with running(workspace, host=host) as session:
+        result = await call_tool(session, "write_to_file", path="src/app.py", content="x")
+    assert result.error.type == "Denied"
+    assert result.text == "The user denied this operation.\n<feedback>\nnot that file\n</feedback>"
+    assert host.approvals[0].kind == "tool" and host.approvals[0].tool == "write_to_file"
+    assert (workspace / "src" / "app.py").read_text() == "print('app')\n"
+
+
+async def test_denied_without_feedback(workspace):
+    host = MemoryHost(approve=lambda req: ApprovalResponse(decision="deny"))
+    async with running(workspace, host=host) as session:
+        result = await call_tool(session, "execute_command", command="touch made")
+    assert result.text == "The user denied this operation."
+    assert not (workspace / "made").exists()
+
+
+@pytest.mark.parametrize(
+    "auto, yolo, asked",
+    [({}, False, True), ({"edit": True}, False, False), ({}, True, False)],
+)
+async def test_auto_approval_and_yolo(workspace, auto, yolo, asked):
+    host = MemoryHost()
+    async with running(workspace, host=host, autoApprove=auto, yolo=yolo) as session:
+        result = await call_tool(session, "write_to_file", path="docs/new.md", content="x")
+    assert result.error is None
+    assert bool(host.approvals) is asked
+
+
+async def test_reads_are_auto_approved_by_default(workspace):
+    host = MemoryHost()
+    async with running(workspace, host=host) as session:
+        result = await call_tool(session, "read_file", path="src/app.py")
+    assert result.error is None and host.approvals == []
+
+
+async def test_plan_phase_refuses_writes(workspace):
+    async with running(workspace) as session:
+        session.phase = "plan"
+        refused = await call_tool(session, "write_to_file", path="docs/a.md", content="x")
+        allowed = await call_tool(session, "read_file", path="src/app.py")
+    assert refused.error.type == "PlanModeBlocked"
+    assert "present your plan" in refused.text
+    assert allowed.error is None
+
+
+def test_the_order_of_the_gate_is_data():
+    assert [name for name, _ in STAGES] == [
+        "settle delay after a mode switch",
+        "known tool",
+        "valid params",
+        "allowed by the mode's groups",
+        "allowed by the phase and plan state",
+        "inside the workspace and allowed by the file rules",
+        "tool preconditions",
+        "approval",
+        "run",
+    ]

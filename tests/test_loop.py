@@ -1,0 +1,172 @@
+"""The agent loop: how a turn runs and ends, what is streamed and stored, cancellation."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from helpers import chat, running
+from memory_host import MemoryHost
+from protocol import ChatSendParams
+from server.errors import BadRequest
+from server.providers.scripted import NOT_CONFIGURED, SCRIPT_FINISHED
+
+
+def call(name, **arguments):
+    return {"name": name, "arguments": arguments}
+
+
+@pytest.mark.parametrize(
+    "turns, outcome",
+    [
+        ([{"text": "Just talking."}], "completed"),
+        ([{"toolCalls": [call("attempt_completion", result="done")]}], "completed"),
+        ([{"toolCalls": [call("ask_followup_question", question="Which one?")]}], "awaiting_user"),
+        ([{"text": "<ask_followup_question><question>Which?</question></ask_followup_question>"}], "awaiting_user"),
+        ([{"toolCalls": [call("nosuch")]}] * 3, "failed"),
+    ],
+)
+async def test_how_a_turn_ends(tmp_path, turns, outcome):
+    async with running(tmp_path, turns) as session:
+        assert await chat(session, "go") == outcome
+
+
+async def test_updates_of_a_turn_in_order(tmp_path):
+    turns = [{"text": "Reading it.", "toolCalls": [call("read_file", path="a.txt")]}, {"text": "It says hi."}]
+    (tmp_path / "a.txt").write_text("hi\n")
+    host = MemoryHost()
+    async with running(tmp_path, turns, host=host) as session:
+        await chat(session, "what is in a.txt?")
+    kinds = [k for k in host.kinds() if k != "message_delta"]
+    assert kinds == ["message", "turn_started", "message", "tool_call", "tool_call", "tool_call", "message", "turn_ended"]
+    deltas = [u for u in host.updates if u.kind == "message_delta"]
+    assert "".join(d.text for d in deltas) == "Reading it.It says hi."
+    assert [u.status for u in host.of_kind("tool_call")] == ["pending", "running", "completed"]
+    assert host.of_kind("tool_call")[-1].result.startswith("a.txt (lines 1-1 of 1)")
+    turn_ids = {u.turn_id for u in host.updates if hasattr(u, "turn_id") and u.turn_id}
+    assert len(turn_ids) == 1
+    assert host.progress_titles == ["Modus: modus is working"]
+
+
+async def test_xml_tool_calls_are_hidden_from_the_streamed_text(tmp_path):
+    text = "Let me check.\n<read_file>\n<path>a.txt</path>\n</read_file>"
+    (tmp_path / "a.txt").write_text("x\n")
+    host = MemoryHost()
+    async with running(tmp_path, [{"text": text}, {"text": "ok"}], host=host) as session:
+        await chat(session, "go")
+        stored = session.store.messages(session.conversation_id)[1]
+    shown = "".join(u.text for u in host.updates if u.kind == "message_delta")
+    assert "<read_file>" not in shown and shown.startswith("Let me check.")
+    assert stored.text == "Let me check." and stored.metadata["raw"] == text
+    assert stored.metadata["toolCalls"][0]["name"] == "read_file" and not stored.metadata["toolCalls"][0]["native"]
+
+
+async def test_consecutive_mistakes_stop_the_turn(tmp_path):
+    turns = [{"toolCalls": [call("read_file")]}] * 3 + [{"text": "never reached"}]
+    host = MemoryHost()
+    async with running(tmp_path, turns, host=host, maxConsecutiveMistakes=3) as session:
+        assert await chat(session, "go") == "failed"
+    system = [u.text for u in host.of_kind("message") if u.role == "system"]
+    assert system == ["Stopped: 3 tool calls in a row failed. Tell the agent how to go on, or rephrase the request."]
+
+
+async def test_a_success_resets_the_mistake_count(tmp_path):
+    (tmp_path / "a.txt").write_text("x\n")
+    bad, good = {"toolCalls": [call("read_file")]}, {"toolCalls": [call("read_file", path="a.txt")]}
+    turns = [bad, bad, good, bad, bad, {"text": "fine"}]
+    async with running(tmp_path, turns) as session:
+        assert await chat(session, "go") == "completed"
+
+
+async def test_calls_after_the_end_of_a_turn_are_skipped(tmp_path):
+    turns = [{"toolCalls": [call("attempt_completion", result="done"), call("write_to_file", path="x", content="x")]}]
+    async with running(tmp_path, turns) as session:
+        assert await chat(session, "go") == "completed"
+        tool_messages = [m for m in session.store.messages(session.conversation_id) if m.role == "tool"]
+    assert [m.text for m in tool_messages] == ["done", "Skipped: an earlier tool call of this reply ended the turn."]
+    assert not (tmp_path / "x").exists()
+
+
+async def test_without_a_script_the_model_says_how_to_configure_one(tmp_path):
+    host = MemoryHost()
+    async with running(tmp_path, None, host=host) as session:
+        assert await chat(session, "hello") == "completed"
+    [reply] = [u.text for u in host.of_kind("message") if u.role == "assistant"]
+    assert reply == NOT_CONFIGURED and "modus.models" in reply
+
+
+async def test_an_exhausted_script_says_so(tmp_path):
+    host = MemoryHost()
+    async with running(tmp_path, [], host=host) as session:
+        await chat(session, "hello")
+    assert [u.text for u in host.of_kind("message") if u.role == "assistant"] == [SCRIPT_FINISHED]
+
+
+async def test_a_broken_script_fails_the_turn_with_its_reason(tmp_path):
+    (tmp_path / "bad.yaml").write_text("turns:\n  - toolCalls: [{arguments: {}}]\n")
+    host = MemoryHost()
+    async with running(tmp_path, None, host=host, models={"default": {"provider": "scripted", "script": "bad.yaml"}}) as session:
+        assert await chat(session, "hello") == "failed"
+    [system] = [u.text for u in host.of_kind("message") if u.role == "system"]
+    assert system.startswith("The model request failed: Invalid script") and "turns.0.toolCalls.0.name" in system
+
+
+async def test_user_messages_carry_environment_details(tmp_path):
+    async with running(tmp_path, [{"text": "hi"}]) as session:
+        session.switch_mode("architect", by="user")
+        await chat(session, "hello")
+        history = session.history(session.conversation_id).messages
+    user = history[0]
+    assert user.role == "user" and user.text == "hello"
+    env = user.metadata["environmentDetails"]
+    assert env.startswith("<environment_details>") and env.endswith(
+        "# Current Mode\n<slug>architect</slug>\n<name>Architect</name>\n\n# Current Phase\nACT MODE\n</environment_details>"
+    )
+
+
+async def test_cancel_ends_the_turn_and_closes_open_calls(tmp_path):
+    turns = [{"toolCalls": [call("execute_command", command="sleep 30")]}]
+    host = MemoryHost()
+    async with running(tmp_path, turns, host=host, autoApprove={"command": True}) as session:
+        await session.send(ChatSendParams(text="run it"))
+        with anyio.fail_after(5):
+            while not [u for u in host.of_kind("tool_call") if u.status == "running"]:
+                await anyio.sleep(0.01)
+        assert session.cancel(session.conversation_id) is True
+        with anyio.fail_after(5):
+            while not host.of_kind("turn_ended"):
+                await anyio.sleep(0.01)
+        assert session.cancel(session.conversation_id) is False  # nothing runs any more
+        tool_messages = [m for m in session.store.messages(session.conversation_id) if m.role == "tool"]
+    assert host.of_kind("turn_ended")[0].outcome == "cancelled"
+    assert host.of_kind("tool_call")[-1].error.type == "Cancelled"
+    assert [m.text for m in tool_messages] == ["Cancelled by the user."]
+
+
+async def test_a_message_during_a_turn_runs_after_it(tmp_path):
+    turns = [{"toolCalls": [call("execute_command", command="sleep 0.3")]}, {"text": "first done"}, {"text": "second"}]
+    host = MemoryHost()
+    async with running(tmp_path, turns, host=host, autoApprove={"command": True}) as session:
+        await session.send(ChatSendParams(text="one"))
+        await session.send(ChatSendParams(text="two"))
+        with anyio.fail_after(10):
+            while len(host.of_kind("turn_ended")) < 2:
+                await anyio.sleep(0.01)
+    assert [u.outcome for u in host.of_kind("turn_ended")] == ["completed", "completed"]
+    assert [u.text for u in host.of_kind("message") if u.role == "assistant"] == ["first done", "second"]
+
+
+async def test_new_conversation_by_id_and_bad_requests(tmp_path):
+    async with running(tmp_path, [{"text": "a"}, {"text": "b"}]) as session:
+        first = session.conversation_id
+        await chat(session, "in the first")
+        await chat(session, "in a second", conversation_id="conv-mine")
+        assert session.conversation_id == "conv-mine"
+        assert [m.text for m in session.history("conv-mine").messages] == ["in a second", "b"]
+        assert len(session.history(first).messages) == 2
+        with pytest.raises(BadRequest, match="text: must not be empty"):
+            await session.send(ChatSendParams(text="  "))
+        with pytest.raises(BadRequest, match="owner: unknown agent: nobody"):
+            await session.send(ChatSendParams(text="x", conversation_id="c2", owner="nobody"))
+        with pytest.raises(BadRequest, match="unknown conversation: nope"):
+            session.history("nope")

@@ -1,0 +1,208 @@
+"""Modes (SPEC §1): built-ins, groups, custom mode files, precedence, validation, reload."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from server.modes import ALWAYS_AVAILABLE, BUILTIN_MODES, GROUP_TOOLS, ModeRegistry, Pattern, parse_modes
+
+
+def registry(root: Path) -> ModeRegistry:
+    return ModeRegistry(root, root / "global" / "modes.yaml")
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    # a later write within the same clock tick must still be seen as a change
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+
+
+# ---------------------------------------------------------------- built-ins
+
+
+def test_builtins_in_order_with_their_groups():
+    assert [(m.slug, m.name) for m in BUILTIN_MODES] == [
+        ("code", "Code"),
+        ("architect", "Architect"),
+        ("ask", "Ask"),
+        ("debug", "Debug"),
+        ("orchestrator", "Orchestrator"),
+    ]
+    groups = {m.slug: [g.wire() for g in m.groups] for m in BUILTIN_MODES}
+    assert groups == {
+        "code": ["read", "edit", "command", "mcp"],
+        "architect": ["read", ["edit", {"fileRegex": r"\.md$", "description": "Markdown files only"}], "mcp"],
+        "ask": ["read", "mcp"],
+        "debug": ["read", "edit", "command", "mcp"],
+        "orchestrator": [],
+    }
+
+
+@pytest.mark.parametrize(
+    "slug, has, lacks",
+    [
+        ("code", ["read_file", "write_to_file", "execute_command", "use_mcp_tool"], ["browser_action"]),
+        ("architect", ["read_file", "apply_diff"], ["execute_command"]),
+        ("ask", ["search_files", "list_code_definition_names"], ["write_to_file", "execute_command"]),
+        ("orchestrator", ["new_task", "switch_mode"], ["read_file", "write_to_file", "execute_command"]),
+    ],
+)
+def test_tools_of_a_mode(slug, has, lacks):
+    tools = next(m for m in BUILTIN_MODES if m.slug == slug).tools()
+    assert set(ALWAYS_AVAILABLE) <= tools
+    assert set(has) <= tools
+    assert not set(lacks) & tools
+
+
+def test_groups_name_the_tools_of_the_spec():
+    assert GROUP_TOOLS["read"] == ("read_file", "list_files", "search_files", "list_code_definition_names")
+    assert GROUP_TOOLS["edit"] == ("write_to_file", "apply_diff", "insert_content", "search_and_replace")
+    assert GROUP_TOOLS["modes"] == ("switch_mode", "new_task")
+
+
+# ---------------------------------------------------------------- validation: one row per bad mode
+
+GOOD = "  - slug: docs\n    name: Docs\n    roleDefinition: writes docs\n    groups: [read]\n"
+
+BAD_MODES = [
+    # (yaml of one mode, line of the diagnostic (0-based, relative to the mode), text in the message)
+    ("  - slug: bad slug\n    name: X\n    roleDefinition: y\n    groups: [read]\n", 0, "slug: 'bad slug' may contain only letters, digits and hyphens"),
+    ("  - slug: nameless\n    roleDefinition: y\n    groups: [read]\n", 0, "name: field required"),
+    ("  - slug: blank\n    name: '  '\n    roleDefinition: y\n    groups: [read]\n", 1, "name: must not be empty"),
+    ("  - slug: norole\n    name: N\n    groups: [read]\n", 0, "roleDefinition: field required"),
+    ("  - slug: nogroups\n    name: N\n    roleDefinition: y\n", 0, "groups: field required"),
+    ("  - slug: typo\n    name: N\n    roleDefinition: y\n    groups:\n      - read\n      - reed\n", 5, "groups.1: unknown group 'reed'"),
+    ("  - slug: twice\n    name: N\n    roleDefinition: y\n    groups: [read, read]\n", 3, "groups.1: group 'read' is listed twice"),
+    (
+        "  - slug: rx\n    name: N\n    roleDefinition: y\n    groups:\n      - - edit\n        - fileRegex: '([a-z'\n",
+        5,
+        "groups.0.fileRegex: invalid regular expression '([a-z'",
+    ),
+    ("  - 42\n", 0, "a mode must be a mapping"),
+]
+
+
+@pytest.mark.parametrize("bad, line, message", BAD_MODES)
+def test_a_bad_mode_is_skipped_and_reported_at_its_line(bad, line, message):
+    text = "customModes:\n" + GOOD + bad + GOOD.replace("docs", "notes").replace("Docs", "Notes")
+    result = parse_modes(text, "project")
+    assert [m.slug for m in result.modes] == ["docs", "notes"]  # the rest of the file still loads
+    assert len(result.diagnostics) >= 1
+    first = result.diagnostics[0]
+    assert first.line == 5 + line  # "customModes:" + 4 lines of GOOD come first
+    assert message in first.message
+    assert first.message.startswith("Mode ")
+
+
+def test_duplicate_slug_in_one_file_keeps_the_first():
+    text = "customModes:\n" + GOOD + GOOD.replace("writes docs", "other")
+    result = parse_modes(text, "project")
+    assert [m.role_definition for m in result.modes] == ["writes docs"]
+    assert "already defined on line 2" in result.diagnostics[0].message
+    assert result.diagnostics[0].line == 5
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("customModes: [\n  {slug: a\n", 2, "Cannot parse modes file"),
+        ("- just\n- a list\n", 0, "must be a mapping"),
+        ("other: 1\n", 0, "needs a 'customModes' list"),
+        ("customModes: {slug: a}\n", 0, "'customModes' must be a list"),
+    ],
+)
+def test_file_level_problems(text, line, message):
+    result = parse_modes(text, "project")
+    assert result.modes == ()
+    assert result.diagnostics[0].line == line
+    assert message in result.diagnostics[0].message
+
+
+def test_empty_file_is_no_modes_and_no_problem():
+    assert parse_modes("", "project").diagnostics == ()
+
+
+def test_roo_json_format_is_read_as_is():
+    roomodes = {
+        "customModes": [
+            {
+                "slug": "docs-writer",
+                "name": "📝 Docs Writer",
+                "roleDefinition": "You write documentation.",
+                "whenToUse": "For docs.",
+                "customInstructions": "Be brief.",
+                "groups": ["read", ["edit", {"fileRegex": "\\.(md|mdx)$", "description": "Markdown only"}]],
+                "source": "project",
+                "iconName": "codicon-book",
+            }
+        ]
+    }
+    result = parse_modes(json.dumps(roomodes, indent=2), "project")
+    assert result.diagnostics == ()
+    mode = result.modes[0]
+    assert (mode.slug, mode.name, mode.when_to_use, mode.custom_instructions) == (
+        "docs-writer",
+        "📝 Docs Writer",
+        "For docs.",
+        "Be brief.",
+    )
+    edit = mode.group("edit")
+    assert edit.description == "Markdown only"
+    assert edit.file_regex.search("guide/intro.mdx") and not edit.file_regex.search("app.py")
+
+
+# ---------------------------------------------------------------- precedence and merging
+
+
+def test_precedence_override_in_place_and_appending(tmp_path):
+    mode = "  - slug: {slug}\n    name: {name}\n    roleDefinition: r\n    groups: [read]\n"
+    write(tmp_path / "global" / "modes.yaml", "customModes:\n" + mode.format(slug="shared", name="Global Shared") + mode.format(slug="g-only", name="G"))
+    write(tmp_path / ".roomodes", "customModes:\n" + mode.format(slug="shared", name="Roo Shared") + mode.format(slug="ask", name="Roo Ask") + mode.format(slug="roo-only", name="R"))
+    write(tmp_path / ".modus" / "modes.yaml", "customModes:\n" + mode.format(slug="ask", name="Modus Ask") + mode.format(slug="m-only", name="M"))
+    reg = registry(tmp_path)
+    slugs = [m.slug for m in reg.modes]
+    assert slugs == ["code", "architect", "ask", "debug", "orchestrator", "m-only", "shared", "roo-only", "g-only"]
+    assert reg.get("ask").name == "Modus Ask"  # .modus/modes.yaml beats .roomodes, in the built-in's place
+    assert reg.get("ask").source == "project"
+    assert reg.get("shared").name == "Roo Shared"  # .roomodes beats the global file
+    assert reg.get("g-only").source == "global"
+    assert reg.get("code").source == "builtin"
+
+
+def test_reload_when_a_file_changes(tmp_path):
+    reg = registry(tmp_path)
+    changed = []
+    reg.on_change = changed.append
+    assert reg.get("docs") is None
+    write(tmp_path / ".modus" / "modes.yaml", "customModes:\n" + GOOD)
+    assert reg.refresh() and reg.get("docs") is not None
+    assert [f.path for f in changed[0]] == [tmp_path / ".modus" / "modes.yaml"]
+    assert reg.refresh() == []  # nothing changed: nothing re-read
+    write(tmp_path / ".modus" / "modes.yaml", "customModes:\n  - slug: docs\n")
+    reg.refresh()
+    assert reg.get("docs") is None
+    assert reg.diagnostics(tmp_path / ".modus" / "modes.yaml")
+
+
+# ---------------------------------------------------------------- patterns cannot hang the server
+
+
+def test_catastrophic_pattern_runs_on_the_linear_engine():
+    p = Pattern.compile(r"^(a+)+$")
+    assert p.linear
+    assert p.search("a" * 20_000 + "b") is False
+    assert p.search("aaa") is True
+
+
+def test_lookaround_falls_back_to_a_time_bounded_engine():
+    p = Pattern.compile(r"^(?!secret/).*\.md$")
+    assert not p.linear
+    assert p.search("docs/a.md") and not p.search("secret/a.md")
+    slow = Pattern.compile(r"^(a|aa)+(?=c)$")
+    assert slow.search("a" * 64) is False  # times out or fails: either way, no match and no hang
