@@ -2,21 +2,30 @@
 // the chat view gets (mode list, state, modus/update notifications, approvals and answers).
 // Needs `npm run compile-tests`. Interpreter: $MODUS_PYTHON, else ../.venv/bin/python.
 import { createRequire } from 'node:module';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { clientDir } from './python.mjs';
+import { clientDir, repoDir } from './python.mjs';
 
 const require = createRequire(import.meta.url);
 const { ServerSession, DEMO_TURNS, DEMO_REQUEST } = require(join(clientDir, 'out', 'test', 'server.js'));
 
 const out = process.argv[2] ?? join(clientDir, 'test', 'fixtures', 'session.json');
-const session = await new ServerSession({ turns: DEMO_TURNS }).start();
+// The server's own demo script and request when present, else the tests' demo turns.
+const demoScript = join(repoDir, 'server', 'demo', 'script.yaml');
+const options = existsSync(demoScript)
+  ? {
+      files: { 'script.yaml': readFileSync(demoScript, 'utf8') },
+      settings: { models: { default: { provider: 'scripted', script: 'script.yaml' } } },
+    }
+  : { turns: DEMO_TURNS };
+const request = existsSync(demoScript) ? 'Build a tiny greeting app: design it first, then write the code.' : DEMO_REQUEST;
+const session = await new ServerSession(options).start();
 try {
   session.record({ type: 'modes', modes: await session.api.modes() });
   session.record({ type: 'state', state: await session.api.state() });
-  await session.chat(DEMO_REQUEST);
+  await session.chat(request);
   const data = {
-    source: 'recorded from the real server by scripts/record-session.mjs (demo scenario, every approval approved)',
+    source: 'recorded from the real server by scripts/record-session.mjs (the demo scenario of server/demo, every approval approved)',
     actions: session.actions,
   };
   writeFileSync(out, JSON.stringify(data, null, 1) + '\n');

@@ -19,6 +19,15 @@ try {
   const shown = process.argv.includes('--all') || lastAnswer < 0 ? actions : actions.slice(0, lastAnswer);
   await feed(page, shown.map((action) => ({ type: 'action', action })));
   await page.waitForTimeout(200);
+  // grow the viewport until the whole transcript fits (the log is the scrolling element)
+  const overflow = await page.evaluate(() => {
+    const log = document.getElementById('log');
+    return log.scrollHeight - log.clientHeight;
+  });
+  if (overflow > 0) {
+    await page.setViewportSize({ width: 440, height: 1000 + overflow });
+    await page.waitForTimeout(100);
+  }
   await page.screenshot({ path: out, fullPage: true });
   console.log(`wrote ${out}`);
 } finally {

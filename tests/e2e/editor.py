@@ -1,0 +1,121 @@
+"""A test editor: the real server as a subprocess over stdio, driven with pytest-lsp's client.
+
+It answers approvals and applies workspace edits the way an editor does, and records every
+update the server sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types as lsp
+from pygls.uris import to_fs_path
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
+
+from protocol import methods
+from server.lsp.server import converter
+
+
+class Editor:
+    def __init__(self, workspace: Path, config_home: Path):
+        self.workspace = workspace
+        self.config_home = config_home
+        self.client = LanguageClient(converter_factory=converter)
+        register_lsp_features(self.client)
+        self.updates: list[dict[str, Any]] = []
+        self.approvals: list[dict[str, Any]] = []
+        self.message_requests: list[lsp.ShowMessageRequestParams] = []
+        self.edits: list[lsp.ApplyWorkspaceEditParams] = []
+        self.decide: Callable[[dict], dict] = lambda request: {"decision": "approve"}
+        self.apply_edits = True
+        self._changed = asyncio.Event()
+        c = self.client
+        c.feature(methods.UPDATE)(lambda params: self._record(params))
+        c.feature(methods.APPROVAL)(lambda params: self._approval(params))
+        c.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)(lambda params: self._message_request(params))
+        c.feature(lsp.WORKSPACE_APPLY_EDIT)(lambda params: self._apply_edit(params))
+
+    async def start(self, settings: dict | None = None, profile: str = "visual-studio-code", approvals: bool = True,
+                    capabilities: lsp.ClientCapabilities | None = None) -> lsp.InitializeResult:
+        env = {**os.environ, "XDG_CONFIG_HOME": str(self.config_home)}
+        await self.client.start_io(sys.executable, "-m", "server", env=env)
+        caps = capabilities or client_capabilities(profile)
+        if approvals:
+            caps.experimental = {"modus": {"approvals": True}}
+        return await self.client.initialize_session(
+            lsp.InitializeParams(
+                capabilities=caps,
+                root_uri=self.workspace.as_uri(),
+                workspace_folders=[lsp.WorkspaceFolder(uri=self.workspace.as_uri(), name="ws")],
+                initialization_options={"modus": {"modeSwitchDelayMs": 0, **(settings or {})}},
+            )
+        )
+
+    async def stop(self) -> None:
+        await self.client.shutdown_session()
+        await self.client.stop()
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        return await self.client.protocol.send_request_async(method, {} if params is None else params)
+
+    async def command(self, name: str, *arguments: Any) -> Any:
+        return await self.request(lsp.WORKSPACE_EXECUTE_COMMAND, lsp.ExecuteCommandParams(command=name, arguments=list(arguments)))
+
+    # ------------------------------------------------------------ what the server sends
+
+    def _record(self, update: dict) -> None:
+        self.updates.append(update)
+        self._changed.set()
+
+    def _approval(self, request: dict) -> dict:
+        self.approvals.append(request)
+        return self.decide(request)
+
+    def _message_request(self, params: lsp.ShowMessageRequestParams):
+        self.message_requests.append(params)
+        answer = self.decide({"kind": "message", "title": params.message})
+        title = "Approve" if answer["decision"] == "approve" else "Deny"
+        return next(a for a in params.actions if a.title == title)
+
+    def _apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        self.edits.append(params)
+        if not self.apply_edits:
+            return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason="the user closed the diff")
+        for change in params.edit.document_changes or []:
+            if isinstance(change, lsp.CreateFile):
+                path = Path(to_fs_path(change.uri))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            elif isinstance(change, lsp.TextDocumentEdit):
+                path = Path(to_fs_path(change.text_document.uri))
+                [edit] = change.edits  # the server replaces whole documents
+                assert edit.range.start == lsp.Position(0, 0)
+                path.write_text(edit.new_text, encoding="utf-8")
+        return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    # ------------------------------------------------------------ waiting and reading
+
+    def of_kind(self, kind: str) -> list[dict]:
+        return [u for u in self.updates if u["kind"] == kind]
+
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 15) -> Any:
+        async with asyncio.timeout(timeout):
+            while not (found := predicate()):
+                self._changed.clear()
+                try:
+                    await asyncio.wait_for(self._changed.wait(), 0.05)
+                except TimeoutError:
+                    pass
+        return found
+
+    async def chat(self, text: str, **params: Any) -> dict:
+        """Send a message, wait for its turn to end; returns the turn_ended update."""
+        before = len(self.of_kind("turn_ended"))
+        await self.request(methods.CHAT_SEND, {"text": text, **params})
+        await self.wait_for(lambda: len(self.of_kind("turn_ended")) > before)
+        return self.of_kind("turn_ended")[-1]

@@ -1,0 +1,273 @@
+"""End to end: the real server over stdio, driven like an editor (pytest-lsp)."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
+
+from protocol import Command, methods
+
+from .conftest import script
+from .editor import Editor
+
+ARCHITECT_PY = (
+    "Tool 'write_to_file' in mode 'Architect' can only edit files matching pattern: \\.md$ (Markdown files only). "
+    "Got: src/app.py"
+)
+
+
+def switch(slug, reason=None):
+    arguments = {"mode_slug": slug} | ({"reason": reason} if reason else {})
+    return {"toolCalls": [{"name": "switch_mode", "arguments": arguments}]}
+
+
+def write(path, content):
+    return {"toolCalls": [{"name": "write_to_file", "arguments": {"path": path, "content": content}}]}
+
+
+async def test_initialize_advertises_modus(editor):
+    result = await editor.start()
+    caps = result.capabilities
+    assert caps.experimental == {"modus": {"protocolVersion": 1}}
+    assert {Command.SWITCH_MODE, Command.SHOW_PROMPT} <= set(caps.execute_command_provider.commands)
+    assert caps.text_document_sync is not None
+    assert result.server_info.name == "modus"
+
+
+async def test_state_and_modes(editor):
+    await editor.start()
+    state = await editor.request(methods.STATE)
+    assert state["mode"] == {"slug": "code", "name": "Code"}
+    assert state["phase"] == "act" and state["yolo"] is False
+    assert state["plan"] == {"state": "normal", "completedSteps": []}
+    assert state["task"]["mode"] == "code" and state["task"]["phase"] == "act"
+    assert state["task"]["model"] == {
+        "provider": "scripted",
+        "model": None,
+        "reasoningEffort": None,
+        "thinkingBudgetTokens": None,
+        "maxTokens": None,
+    }
+    listed = await editor.request(methods.MODES_LIST)
+    assert listed["current"] == "code"
+    assert [m["slug"] for m in listed["modes"]] == ["code", "architect", "ask", "debug", "orchestrator"]
+    architect = listed["modes"][1]
+    assert architect["source"] == "builtin" and architect["whenToUse"]
+    assert architect["groups"][1] == ["edit", {"fileRegex": "\\.md$", "description": "Markdown files only"}]
+
+
+async def test_user_switches_by_request_and_by_command(editor):
+    await editor.start()
+    first = await editor.request(methods.STATE)
+    state = await editor.request(methods.MODES_SWITCH, {"slug": "architect"})
+    assert state["mode"] == {"slug": "architect", "name": "Architect"}
+    assert state["task"]["id"] != first["task"]["id"]
+    changed = await editor.wait_for(lambda: editor.of_kind("mode_changed"))
+    assert (changed[0]["from"], changed[0]["to"], changed[0]["by"], changed[0]["taskId"]) == (
+        "code",
+        "architect",
+        "user",
+        state["task"]["id"],
+    )
+    state = await editor.command(Command.SWITCH_MODE, "debug")
+    assert state["mode"]["slug"] == "debug" and editor.approvals == []
+
+
+@pytest.mark.parametrize(
+    "method, params, code, message",
+    [
+        (methods.MODES_SWITCH, {"slug": "nosuch"}, -32602, "Invalid mode: nosuch"),
+        (methods.MODES_SWITCH, {}, -32602, "Invalid params for modus/modes/switch: slug: Field required"),
+        (methods.MODES_SWITCH, {"slug": 3}, -32602, "slug: Input should be a valid string"),
+        (methods.CHAT_SEND, {"text": ""}, -32602, "text: must not be empty"),
+        (methods.CHAT_SEND, {}, -32602, "text: Field required"),
+        (methods.CHAT_HISTORY, {"conversationId": "nope"}, -32602, "unknown conversation: nope"),
+        (methods.CHAT_CANCEL, [], -32602, "expected an object"),
+        ("modus/nosuch", {}, -32601, "modus/nosuch"),
+        (lsp.WORKSPACE_EXECUTE_COMMAND, {"command": Command.SWITCH_MODE, "arguments": []}, -32602, "one argument"),
+        (lsp.WORKSPACE_EXECUTE_COMMAND, {"command": Command.SWITCH_MODE, "arguments": ["nosuch"]}, -32602, "Invalid mode: nosuch"),
+        (lsp.WORKSPACE_EXECUTE_COMMAND, {"command": "modus.nosuch", "arguments": []}, -32602, "modus.nosuch"),
+    ],
+)
+async def test_bad_requests_get_a_clear_error_and_the_server_keeps_serving(editor, method, params, code, message):
+    await editor.start()
+    if method == lsp.WORKSPACE_EXECUTE_COMMAND:
+        params = lsp.ExecuteCommandParams(**params)
+    with pytest.raises(JsonRpcException) as raised:
+        await editor.request(method, params)
+    assert raised.value.code == code
+    assert message in raised.value.message
+    assert (await editor.request(methods.STATE))["mode"]["slug"] == "code"
+
+
+async def test_the_demo_flow(editor, workspace):
+    settings = script(
+        workspace,
+        switch("architect", "design first"),
+        write("docs/design.md", "# Design\n"),
+        write("src/app.py", "print('early')\n"),
+        switch("code"),
+        write("src/app.py", "print('hello')\n"),
+        {"toolCalls": [{"name": "attempt_completion", "arguments": {"result": "Built."}}]},
+    )
+    await editor.start(settings)
+    sent = await editor.request(methods.CHAT_SEND, {"text": "Build it"})
+    assert sent["dispatched"] == ["modus"] and sent["mentions"] == [] and sent["text"] == "Build it"
+    await editor.wait_for(lambda: editor.of_kind("turn_ended"))
+    assert editor.of_kind("turn_ended")[0]["outcome"] == "completed"
+
+    switch_approvals = [a for a in editor.approvals if a["kind"] == "switch_mode"]
+    assert (switch_approvals[0]["from"], switch_approvals[0]["to"], switch_approvals[0]["reason"]) == (
+        "code",
+        "architect",
+        "design first",
+    )
+    tool_approvals = [a for a in editor.approvals if a["kind"] == "tool"]
+    assert [a["tool"] for a in tool_approvals] == ["write_to_file", "write_to_file"]
+    assert "+# Design" in tool_approvals[0]["detail"]
+
+    failed = [u for u in editor.of_kind("tool_call") if u["status"] == "failed"]
+    assert [(u["error"]["type"], u["error"]["message"]) for u in failed] == [("FileRestrictionError", ARCHITECT_PY)]
+    # the refused edit never reached the editor; the other two did, as documentChanges
+    edited = [c.text_document.uri.rsplit("/", 2)[-2:] for e in editor.edits for c in e.edit.document_changes if isinstance(c, lsp.TextDocumentEdit)]
+    assert edited == [["docs", "design.md"], ["src", "app.py"]]
+    assert isinstance(editor.edits[0].edit.document_changes[0], lsp.CreateFile)
+    assert (workspace / "src" / "app.py").read_text() == "print('hello')\n"
+
+    modes = [(u["from"], u["to"], u["by"], u.get("reason")) for u in editor.of_kind("mode_changed")]
+    assert modes == [("code", "architect", "model", "design first"), ("architect", "code", "model", None)]
+    task_ids = [u["taskId"] for u in editor.of_kind("mode_changed")]
+    assert len(set(task_ids)) == 2
+
+    history = await editor.request(methods.CHAT_HISTORY, {"conversationId": sent["conversationId"]})
+    first = history["messages"][0]
+    assert (first["role"], first["text"], first["id"]) == ("user", "Build it", sent["messageId"])
+    assert first["metadata"]["environmentDetails"].endswith("<slug>code</slug>\n<name>Code</name>\n\n# Current Phase\nACT MODE\n</environment_details>")
+    # work-done progress while the turn ran: begun and ended
+    [reports] = editor.client.progress_reports.values()
+    assert [r.kind for r in reports] == ["begin", "end"]
+    assert reports[0].title == "Modus: modus is working"
+
+
+async def test_approval_falls_back_to_show_message_request(editor, workspace):
+    settings = script(workspace, switch("ask", "questions only"), switch("debug"))
+    editor.decide = lambda request: {"decision": "approve" if "to Ask mode" in request["title"] else "deny"}
+    await editor.start(settings, profile="neovim", approvals=False)
+    await editor.chat("go")
+    assert editor.approvals == []
+    assert [r.message.splitlines()[0] for r in editor.message_requests] == [
+        "Switch from Code mode to Ask mode?",
+        "Switch from Ask mode to Debug mode?",
+    ]
+    assert [a.title for a in editor.message_requests[0].actions] == ["Approve", "Deny"]
+    results = [u for u in editor.of_kind("tool_call") if u["status"] in ("completed", "failed")]
+    assert results[0]["result"] == "Successfully switched from Code mode to Ask mode because: questions only."
+    assert results[1]["error"] == {"type": "Denied", "message": "The user denied this operation."}
+    assert (await editor.request(methods.STATE))["mode"]["slug"] == "ask"
+
+
+async def test_without_apply_edit_the_server_writes_the_file(editor, workspace):
+    settings = script(workspace, write("notes/todo.txt", "one\n"), {"text": "ok"})
+    await editor.start(settings, capabilities=lsp.ClientCapabilities())
+    await editor.chat("write it")
+    assert editor.edits == []
+    assert (workspace / "notes" / "todo.txt").read_text() == "one\n"
+
+
+async def test_a_declined_edit_is_a_failure_for_the_model(editor, workspace):
+    settings = script(workspace, write("a.txt", "x\n"), {"text": "ok"})
+    editor.apply_edits = False
+    await editor.start(settings)
+    await editor.chat("write it")
+    [failed] = [u for u in editor.of_kind("tool_call") if u["status"] == "failed"]
+    assert failed["error"]["type"] == "EditFailed"
+    assert failed["error"]["message"] == "The editor did not apply the edit to a.txt: the user closed the diff"
+    assert not (workspace / "a.txt").exists()
+
+
+async def test_cancel_a_running_turn(editor, workspace):
+    settings = script(workspace, {"toolCalls": [{"name": "execute_command", "arguments": {"command": "sleep 30"}}]})
+    await editor.start(settings | {"autoApprove": {"command": True}})
+    sent = await editor.request(methods.CHAT_SEND, {"text": "wait"})
+    await editor.wait_for(lambda: [u for u in editor.of_kind("tool_call") if u["status"] == "running"])
+    assert await editor.request(methods.CHAT_CANCEL, {"conversationId": sent["conversationId"]}) == {"cancelled": True}
+    [ended] = await editor.wait_for(lambda: editor.of_kind("turn_ended"))
+    assert ended["outcome"] == "cancelled"
+    assert await editor.request(methods.CHAT_CANCEL, {"conversationId": sent["conversationId"]}) == {"cancelled": False}
+
+
+MODES_WITH_ERRORS = """customModes:
+  - slug: reviewer
+    name: Reviewer
+    roleDefinition: You review.
+    groups: [read]
+  - slug: Bad Slug
+    name: Bad
+    roleDefinition: x
+    groups: [read]
+  - slug: regexy
+    name: Regexy
+    roleDefinition: x
+    groups:
+      - [edit, {fileRegex: "(unclosed"}]
+"""
+
+
+async def test_mode_file_diagnostics_and_reload(editor, workspace):
+    mode_file = workspace / ".modus" / "modes.yaml"
+    mode_file.parent.mkdir()
+    mode_file.write_text(MODES_WITH_ERRORS)
+    await editor.start()
+    uri = mode_file.as_uri()
+    diagnostics = await editor.wait_for(lambda: editor.client.diagnostics.get(uri))
+    assert [(d.range.start.line, d.severity) for d in diagnostics] == [(5, lsp.DiagnosticSeverity.Error), (13, lsp.DiagnosticSeverity.Error)]
+    assert "slug" in diagnostics[0].message and "fileRegex" in diagnostics[1].message
+    listed = await editor.request(methods.MODES_LIST)
+    assert [m["slug"] for m in listed["modes"]][-1] == "reviewer"  # the good mode of the file loaded
+    assert listed["modes"][-1]["source"] == "project"
+
+    mode_file.write_text(MODES_WITH_ERRORS.split("  - slug: Bad Slug")[0])
+    editor.client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=uri, type=lsp.FileChangeType.Changed)])
+    )
+    await editor.wait_for(lambda: len(editor.client.diagnostics[uri]) == 0)
+    assert (await editor.request(methods.MODES_SWITCH, {"slug": "reviewer"}))["mode"]["name"] == "Reviewer"
+
+
+async def test_settings_problems_are_shown_and_the_rest_applies(editor):
+    await editor.start({"yolo": "maybe", "autoApprove": {"edit": True}, "agents": []})
+    await editor.wait_for(lambda: editor.client.messages)
+    texts = [m.message for m in editor.client.messages]
+    assert any("modus.yolo" in t for t in texts) and any("modus.agents" in t for t in texts)
+    state = await editor.request(methods.STATE)
+    assert state["yolo"] is False
+
+
+async def test_settings_change_with_did_change_configuration(editor):
+    await editor.start()
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"modus": {"yolo": True}}))
+    # notifications and requests are handled in order: the next request sees the new settings
+    assert (await editor.request(methods.STATE))["yolo"] is True
+
+
+async def test_mode_survives_a_restart(workspace, tmp_path):
+    first = Editor(workspace, tmp_path / "config")
+    await first.start()
+    await first.request(methods.MODES_SWITCH, {"slug": "debug"})
+    conversation = (await first.request(methods.STATE))["conversationId"]
+    await first.stop()
+    second = Editor(workspace, tmp_path / "config")
+    await second.start()
+    try:
+        state = await second.request(methods.STATE)
+        assert state["mode"]["slug"] == "debug" and state["conversationId"] == conversation
+    finally:
+        await second.stop()
+
+
+async def test_show_prompt_command_returns_the_system_prompt(editor):
+    await editor.start()
+    await editor.request(methods.MODES_SWITCH, {"slug": "architect"})
+    text = await editor.command(Command.SHOW_PROMPT)
+    assert "technical leader" in text and "ACT MODE V.S. PLAN MODE" in text
