@@ -1,4 +1,4 @@
-"""Method, command and notification names of the wire contract, and which model each carries."""
+"""The requests of the wire contract and the models their params and results are."""
 
 from __future__ import annotations
 
@@ -7,25 +7,20 @@ from typing import NamedTuple
 from pydantic import BaseModel
 
 from . import models as m
-
-PROTOCOL_VERSION = 1
-
-# client -> server requests
-STATE = "modus/state"
-MODES_LIST = "modus/modes/list"
-MODES_SWITCH = "modus/modes/switch"
-PHASE_SET = "modus/phase/set"
-CHAT_SEND = "modus/chat/send"
-CHAT_CANCEL = "modus/chat/cancel"
-CHAT_HISTORY = "modus/chat/history"
-PROMPT_GET = "modus/prompt/get"
-PLAN_APPROVE = "modus/plan/approve"
-PLAN_REJECT = "modus/plan/reject"
-TODOS_GET = "modus/todos/get"
-
-# server -> client
-UPDATE = "modus/update"
-APPROVAL = "modus/approval"
+from .names import *  # noqa: F401,F403
+from .names import (
+    CHAT_CANCEL,
+    CHAT_HISTORY,
+    CHAT_SEND,
+    MODES_LIST,
+    MODES_SWITCH,
+    PHASE_SET,
+    PLAN_APPROVE,
+    PLAN_REJECT,
+    PROMPT_GET,
+    STATE,
+    TODOS_GET,
+)
 
 
 class Request(NamedTuple):
@@ -46,20 +41,3 @@ REQUESTS: dict[str, Request] = {
     PLAN_REJECT: Request(m.PlanDecisionParams, m.State),
     TODOS_GET: Request(m.TodosGetParams, m.TodosGetResult),
 }
-
-
-class Command:
-    """`workspace/executeCommand` names."""
-
-    SWITCH_MODE = "modus.switchMode"
-    SET_PHASE = "modus.setPhase"
-    TOGGLE_PHASE = "modus.togglePhase"
-    PLAN_SELECTION = "modus.planSelection"
-    START_IN_MODE = "modus.startInMode"
-    PLAN_APPROVE = "modus.plan.approve"
-    PLAN_REJECT = "modus.plan.reject"
-    SHOW_PROMPT = "modus.showPrompt"
-
-
-CODE_ACTION_PLAN_KIND = "refactor.modus.plan"
-CODE_ACTION_PLAN_TITLE = "Plan a change here"

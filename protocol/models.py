@@ -32,7 +32,7 @@ class Wire(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="ignore",
-        frozen=False,
+        defer_build=True,  # validators are built on first use: start-up stays fast
     )
 
     @model_serializer(mode="wrap")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from protocol import ApprovalRequest, ApprovalResponse
 
@@ -31,10 +31,6 @@ class EditOutcome:
     reason: str | None = None
 
 
-class Progress(Protocol):
-    def report(self, message: str) -> None: ...
-
-
 class Host(Protocol):
     def publish(self, update) -> None:
         """Send one `modus/update` (a protocol Update model)."""
@@ -52,8 +48,8 @@ class Host(Protocol):
     def document_text(self, path: Path) -> str | None:
         """The text of an open editor buffer, None when the file is not open."""
 
-    def progress(self, title: str) -> AbstractAsyncContextManager[Progress]:
-        """Work-done progress shown by the editor while the body runs."""
+    def progress(self, title: str, on_cancel: Callable[[], object] | None = None) -> AbstractAsyncContextManager[None]:
+        """Work-done progress shown by the editor while the body runs; the user may cancel it."""
 
     def publish_diagnostics(self, path: Path, diagnostics: Sequence[Diagnostic]) -> None:
         """Problems in a file (custom-mode files), an empty list clears them."""

@@ -59,12 +59,10 @@ class MemoryHost:
         return self.buffers.get(path)
 
     @asynccontextmanager
-    async def progress(self, title: str):
+    async def progress(self, title: str, on_cancel=None):
         self.progress_titles.append(title)
-        yield self
-
-    def report(self, message: str) -> None:
-        pass
+        self.cancel_progress = on_cancel
+        yield
 
     def publish_diagnostics(self, path: Path, diagnostics) -> None:
         self.diagnostics[path] = list(diagnostics)

@@ -67,7 +67,8 @@ async def run_turn(session: "Session", conversation_id: str, agent: str, woken_b
     turn.publish(TurnStarted, turn_id=turn.turn_id, woken_by=woken_by)
     outcome = "failed"
     try:
-        async with session.host.progress(f"Modus: {agent} is working"):
+        stop = lambda: session.cancel(conversation_id)  # noqa: E731 - the user cancels from the progress UI
+        async with session.host.progress(f"Modus: {agent} is working", on_cancel=stop):
             outcome, _ = await run_loop(turn)
     except anyio.get_cancelled_exc_class():
         outcome = "cancelled"
@@ -191,24 +192,23 @@ def _close_open_calls(turn: Turn, text: str) -> None:
 
 
 def _model_messages(turn: Turn) -> list[ChatMessage]:
+    """The history as the model sees it. Native calls and their results stay paired (tool_use /
+    tool_result); a call the model wrote as XML gets its result back as user text, Roo style."""
     out: list[ChatMessage] = []
+    native: set[str] = set()
     for m in turn.session.store.messages(turn.history_id):
         if m.role == "user":
             env = m.metadata.get("environmentDetails")
             out.append(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
         elif m.role == "assistant":
-            calls = tuple(
-                ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in m.metadata.get("toolCalls", ())
-            )
-            out.append(ChatMessage("assistant", m.metadata.get("raw", m.text), calls))
+            calls = [c for c in m.metadata.get("toolCalls", ()) if c.get("native")]
+            native.update(c["id"] for c in calls)
+            requests = tuple(ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in calls)
+            out.append(ChatMessage("assistant", m.metadata.get("raw", m.text), requests))
         elif m.role == "tool":
-            out.append(
-                ChatMessage(
-                    "tool",
-                    m.text,
-                    tool_call_id=m.metadata.get("toolCallId"),
-                    tool_name=m.metadata.get("name"),
-                    is_error=bool(m.metadata.get("isError")),
-                )
-            )
+            call_id, name = m.metadata.get("toolCallId"), m.metadata.get("name")
+            if call_id in native:
+                out.append(ChatMessage("tool", m.text, tool_call_id=call_id, tool_name=name, is_error=bool(m.metadata.get("isError"))))
+            else:
+                out.append(ChatMessage("user", f"[{name}] Result:\n{m.text}"))
     return out

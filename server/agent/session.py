@@ -107,6 +107,7 @@ class Session:
         self.tasks: dict[str, Task] = {}
         self._settle_until = 0.0
         self._tg: TaskGroup | None = None
+        self._started: anyio.Event | None = None
         self._conversations: dict[str, ConversationRuntime] = {}
         # back where the workspace was: mode, phase, conversation
         saved = self.store.get_meta("mode", DEFAULT_MODE) or DEFAULT_MODE
@@ -130,6 +131,8 @@ class Session:
         """Run the session: turns live in this task group and stop when it closes."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            if self._started is not None:
+                self._started.set()
             try:
                 yield self
             finally:
@@ -320,8 +323,11 @@ class Session:
     async def _runtime(self, cid: str) -> ConversationRuntime:
         runtime = self._conversations.get(cid)
         if runtime is None:
-            if self._tg is None:
-                raise RuntimeError("the session is not running")
+            if self._tg is None:  # the session's task group is about to start
+                self._started = self._started or anyio.Event()
+                with anyio.fail_after(10):
+                    await self._started.wait()
+            assert self._tg is not None
             runtime = self._conversations[cid] = ConversationRuntime(self, cid)
             await self._tg.start(runtime.serve)
         return runtime

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from lsprotocol import types as lsp
 from pydantic import ValidationError
+from urllib.parse import unquote
+
 from pygls.uris import from_fs_path
 
 from protocol import ApprovalRequest, ApprovalResponse, methods
@@ -137,7 +139,7 @@ class LspHost:
                 end = lsp.Position(0, 0)
             else:
                 end = end_position(change.old_text, self._utf16())
-            document = self.server.workspace.text_documents.get(uri)
+            document = self.server.workspace.text_documents.get(unquote(uri))
             document_changes.append(
                 lsp.TextDocumentEdit(
                     text_document=lsp.OptionalVersionedTextDocumentIdentifier(
@@ -156,7 +158,7 @@ class LspHost:
         return EditOutcome(bool(applied), reason)
 
     def document_text(self, path: Path) -> str | None:
-        document = self.server.workspace.text_documents.get(from_fs_path(str(path)))
+        document = self.server.workspace.text_documents.get(unquote(from_fs_path(str(path))))
         return document.source if document is not None else None
 
     # ---------------------------------------------------------- progress
@@ -179,11 +181,8 @@ class LspHost:
                 log.debug("no work-done progress: %s", exc)
                 token = None
         try:
-            yield self
+            yield
         finally:
             if token is not None:
                 self.server.work_done_progress.end(token, lsp.WorkDoneProgressEnd())
                 self.server.work_done_progress.tokens.pop(token, None)
-
-    def report(self, message: str) -> None:
-        pass

@@ -2,6 +2,9 @@
 
 This is the only package that imports pygls. Handlers are small functions; what they do lives
 in the core (`server.agent`).
+
+Start-up is kept short: `initialize` is answered from names alone, and the core (pydantic
+models, the session, SQLite) is loaded when the client sends `initialized`.
 """
 
 from __future__ import annotations
@@ -11,22 +14,28 @@ import os
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from typing import TYPE_CHECKING
+
 import anyio
 from lsprotocol import types as lsp
-from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pygls.uris import to_fs_path
 
-from protocol import REQUESTS, Command, Settings, methods
+from protocol import names
+from protocol.names import Command
 
 from .. import __version__
-from ..agent import Session
 from ..errors import BadRequest
-from ..workspace import Workspace
-from .host import LspHost
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from protocol import Settings
+
+    from ..agent import Session
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +54,14 @@ class ModusProtocol(LanguageServerProtocol):
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"modus": {"protocolVersion": methods.PROTOCOL_VERSION}}
+        result.capabilities.experimental = {"modus": {"protocolVersion": names.PROTOCOL_VERSION}}
         return result
 
 
-def validate(model: type[BaseModel], data: Any, what: str) -> BaseModel:
+def validate(model: type["BaseModel"], data: Any, what: str) -> "BaseModel":
     """Params as a protocol model, or -32602 naming the bad field."""
+    from pydantic import ValidationError
+
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -64,8 +75,12 @@ def validate(model: type[BaseModel], data: Any, what: str) -> BaseModel:
         raise JsonRpcInvalidParams(f"Invalid params for {what}: {problems}") from None
 
 
-def read_settings(data: Any) -> tuple[Settings, list[str]]:
+def read_settings(data: Any) -> tuple["Settings", list[str]]:
     """Settings from `initializationOptions.modus`; a bad key is reported and left at its default."""
+    from pydantic import ValidationError
+
+    from protocol import Settings
+
     if not isinstance(data, dict):
         return Settings(), ([] if data is None else [f"modus settings must be an object, got {type(data).__name__}"])
     good: dict[str, Any] = {}
@@ -85,8 +100,8 @@ class ModusServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("modus", __version__, protocol_cls=ModusProtocol, converter_factory=converter)
         self.session: Session | None = None
-        self.host = LspHost(self)
         self.task_group: anyio.abc.TaskGroup | None = None
+        self._initialize_params: lsp.InitializeParams | None = None
         self.global_modes: Path | None = None  # tests may point it elsewhere
         self._settings_problems: list[str] = []
         _register(self)
@@ -97,6 +112,8 @@ class ModusServer(LanguageServer):
         return self.session
 
     def workspace_root(self, params: lsp.InitializeParams) -> Path:
+        if params is None:
+            return Path(os.getcwd())
         if params.workspace_folders:
             path = to_fs_path(params.workspace_folders[0].uri)
             if path:
@@ -107,10 +124,16 @@ class ModusServer(LanguageServer):
             return Path(params.root_path)
         return Path(os.getcwd())
 
-    async def start_session(self, params: lsp.InitializeParams) -> None:
+    def start_session(self, params: lsp.InitializeParams) -> None:
+        """Load the core and open the workspace's session; its task group starts right after."""
+        from ..agent import Session
+        from ..workspace import Workspace
+        from .host import LspHost
+
         options = params.initialization_options
         modus = options.get("modus") if isinstance(options, dict) else None
         settings, self._settings_problems = read_settings(modus)
+        self.host = LspHost(self)
         session = Session(
             workspace=Workspace(self.workspace_root(params)),
             host=self.host,
@@ -119,15 +142,14 @@ class ModusServer(LanguageServer):
         )
         assert self.task_group is not None, "start the server with server.lsp.run"
 
-        async def run(*, task_status=anyio.TASK_STATUS_IGNORED):
+        async def run():
             try:
                 async with session.running():
-                    task_status.started()
                     await anyio.sleep_forever()
             finally:
                 session.close()
 
-        await self.task_group.start(run)
+        self.task_group.start_soon(run)
         self.session = session
         log.info("workspace %s, mode %s", session.workspace.root, session.mode_slug)
 
@@ -142,39 +164,58 @@ class ModusServer(LanguageServer):
                 self.host.publish_diagnostics(f.path, problems)
 
 
-Handler = Callable[[Session, Any], Awaitable[BaseModel] | BaseModel]
+Handler = Callable[["Session", Any], "Awaitable[BaseModel] | BaseModel"]
+
+
+def _cancel(session: "Session", params):
+    from protocol import ChatCancelResult
+
+    return ChatCancelResult(cancelled=session.cancel(params.conversation_id))
 
 
 def _register(server: ModusServer) -> None:
     """Every handler of the server, registered on this instance."""
 
-    def request(method: str, handler: Handler) -> None:
-        params_model = REQUESTS[method].params
+    def request(method: str, handler: Handler, *, awaits: bool = False) -> None:
+        """A `modus/*` request: params validated against the contract, a protocol model back."""
 
-        @server.feature(method)
-        async def _handle(params: Any):
+        def run(params: Any):
             session = server.require_session()
-            parsed = validate(params_model, params, method)
+            from protocol import REQUESTS
+
+            parsed = validate(REQUESTS[method].params, params, method)
             try:
-                result = handler(session, parsed)
-                if hasattr(result, "__await__"):
-                    result = await result
+                return handler(session, parsed)
             except BadRequest as exc:
                 raise JsonRpcInvalidParams(str(exc)) from None
-            return result.wire()
 
-    request(methods.STATE, lambda s, p: s.state())
-    request(methods.MODES_LIST, lambda s, p: s.list_modes())
-    request(methods.CHAT_SEND, lambda s, p: s.send(p))
-    request(methods.CHAT_CANCEL, lambda s, p: _cancelled(s.cancel(p.conversation_id)))
-    request(methods.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
-    request(methods.PROMPT_GET, lambda s, p: s.prompt(p))
+        if awaits:  # talks to the core's task groups: must run on the loop, asynchronously
 
-    def user_switch(session: Session, params) -> BaseModel:
+            @server.feature(method)
+            async def _async(params: Any):
+                try:
+                    return (await run(params)).wire()
+                except BadRequest as exc:
+                    raise JsonRpcInvalidParams(str(exc)) from None
+
+        else:
+
+            @server.feature(method)
+            def _sync(params: Any):
+                return run(params).wire()
+
+    request(names.STATE, lambda s, p: s.state())
+    request(names.MODES_LIST, lambda s, p: s.list_modes())
+    request(names.CHAT_SEND, lambda s, p: s.send(p), awaits=True)
+    request(names.CHAT_CANCEL, _cancel)
+    request(names.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
+    request(names.PROMPT_GET, lambda s, p: s.prompt(p))
+
+    def user_switch(session: "Session", params) -> "BaseModel":
         session.switch_mode(params.slug, by="user")
         return session.state()
 
-    request(methods.MODES_SWITCH, user_switch)
+    request(names.MODES_SWITCH, user_switch)
 
     @server.command(Command.SWITCH_MODE)
     async def switch_mode_command(*args: Any):
@@ -182,27 +223,32 @@ def _register(server: ModusServer) -> None:
         if len(args) != 1 or not isinstance(args[0], str):
             raise JsonRpcInvalidParams(f"{Command.SWITCH_MODE} takes one argument, a mode slug: [slug]")
         try:
-            params = validate(REQUESTS[methods.MODES_SWITCH].params, {"slug": args[0]}, Command.SWITCH_MODE)
+            from protocol import ModesSwitchParams
+
+            params = validate(ModesSwitchParams, {"slug": args[0]}, Command.SWITCH_MODE)
             return user_switch(session, params).wire()
         except BadRequest as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
 
     @server.command(Command.SHOW_PROMPT)
     async def show_prompt_command(*args: Any):
-        session = server.require_session()
-        return session.prompt(REQUESTS[methods.PROMPT_GET].params()).text
+        from protocol import PromptGetParams
+
+        return server.require_session().prompt(PromptGetParams()).text
 
     @server.feature(lsp.INITIALIZE)
-    async def initialize(params: lsp.InitializeParams):
-        await server.start_session(params)
+    def initialize(params: lsp.InitializeParams):
+        server._initialize_params = params
 
     @server.feature(lsp.INITIALIZED)
-    async def initialized(params: lsp.InitializedParams):
+    def initialized(params: lsp.InitializedParams):
+        # synchronous: every message after `initialized` finds the session in place
+        server.start_session(server._initialize_params)
         for problem in server._settings_problems:
             server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Modus: {problem}"))
         server.publish_mode_diagnostics()
         server.session.modes.on_change = server.publish_mode_diagnostics
-        await _watch_mode_files(server)
+        server.task_group.start_soon(_watch_mode_files, server)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(params: lsp.DidChangeConfigurationParams):
@@ -227,12 +273,6 @@ def _register(server: ModusServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: lsp.DidOpenTextDocumentParams):
         pass  # registered so that text sync is advertised; pygls keeps the buffer
-
-
-def _cancelled(value: bool):
-    from protocol import ChatCancelResult
-
-    return ChatCancelResult(cancelled=value)
 
 
 async def _watch_mode_files(server: ModusServer) -> None:

@@ -32,7 +32,7 @@ class Diagnostic:
 class _ModeFields(BaseModel):
     """The scalar fields of a custom mode; `groups` is checked by `_groups` for exact locations."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     slug: str
     name: str
     roleDefinition: str

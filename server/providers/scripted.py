@@ -27,19 +27,19 @@ CHUNK = 16  # characters per streamed delta
 
 
 class _ScriptCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class _ScriptTurn(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     text: str = ""
     tool_calls: list[_ScriptCall] = Field(default_factory=list, alias="toolCalls")
 
 
 class Script(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     turns: list[_ScriptTurn]
 
     @classmethod

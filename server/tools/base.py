@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class Params(BaseModel):
     """Base of tool parameters; Roo Code's snake_case names. Unknown parameters are ignored."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     #: Parameters that name files or folders, checked by the gate (workspace, file rules).
     path_fields: ClassVar[tuple[str, ...]] = ()

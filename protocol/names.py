@@ -1,0 +1,38 @@
+"""Method, command and notification names of the wire contract (no dependencies: cheap to import)."""
+
+PROTOCOL_VERSION = 1
+
+
+# client -> server requests
+STATE = "modus/state"
+MODES_LIST = "modus/modes/list"
+MODES_SWITCH = "modus/modes/switch"
+PHASE_SET = "modus/phase/set"
+CHAT_SEND = "modus/chat/send"
+CHAT_CANCEL = "modus/chat/cancel"
+CHAT_HISTORY = "modus/chat/history"
+PROMPT_GET = "modus/prompt/get"
+PLAN_APPROVE = "modus/plan/approve"
+PLAN_REJECT = "modus/plan/reject"
+TODOS_GET = "modus/todos/get"
+
+# server -> client
+UPDATE = "modus/update"
+APPROVAL = "modus/approval"
+
+
+class Command:
+    """`workspace/executeCommand` names."""
+
+    SWITCH_MODE = "modus.switchMode"
+    SET_PHASE = "modus.setPhase"
+    TOGGLE_PHASE = "modus.togglePhase"
+    PLAN_SELECTION = "modus.planSelection"
+    START_IN_MODE = "modus.startInMode"
+    PLAN_APPROVE = "modus.plan.approve"
+    PLAN_REJECT = "modus.plan.reject"
+    SHOW_PROMPT = "modus.showPrompt"
+
+
+CODE_ACTION_PLAN_KIND = "refactor.modus.plan"
+CODE_ACTION_PLAN_TITLE = "Plan a change here"
