@@ -67,12 +67,13 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       const key = await this.context.secrets.get(SECRET_KEYS[provider]);
       if (key) env[KEY_ENV[provider]] = key;
     }
-    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    // Not the workspace folder as cwd: `python -m server` would import a project's own `server`
+    // package from there. The server learns the workspace from `initialize`.
     const serverOptions: ServerOptions = {
       command: python,
       args: ['-m', 'server'],
       transport: TransportKind.stdio,
-      options: { env, cwd },
+      options: { env, cwd: this.context.extensionPath },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],

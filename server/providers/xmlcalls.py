@@ -6,7 +6,8 @@ outside tool blocks) and collects the calls. Text and native tool calls end up a
 
 A parameter's value ends at the first `</param>` that is followed by the next parameter's
 opening tag or by the end of the block, so file contents that themselves contain `</content>`
-survive.
+survive. For the verbatim parameters (file contents, diffs) it is the last such `</param>`, as
+Roo does for write_to_file's content: a file may hold `</content><item>` itself.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def parse_params(block: str) -> dict[str, str]:
         while (k := block.find(close, k)) != -1:
             if _AFTER_VALUE.match(block, k + len(close)):
                 end = k
-                break
+                if name not in VERBATIM:
+                    break
             k += 1
         if end == -1:
             end = block.rfind(close, start)

@@ -20,6 +20,7 @@ from ..errors import ToolError
 
 MAX_OUTPUT = 50_000  # characters kept: the head and the tail of longer output
 SHELL = "/bin/sh"
+DRAIN_S = 0.2  # after the shell exits, how long its last output may take to arrive
 
 
 class ExecuteCommandParams(Params):
@@ -44,8 +45,13 @@ def _kill_group(pid: int) -> None:
 
 
 async def run_command(command: str, cwd: str, timeout: float) -> tuple[int | None, str]:
-    """(exit code or None on timeout, combined stdout/stderr). Cancelling kills the process group."""
+    """(exit code or None on timeout, combined stdout/stderr). Cancelling kills the process group.
+
+    The result comes when the shell exits: a background job it started (`server &`) keeps
+    running, and what it prints after that moment is not waited for.
+    """
     chunks: list[bytes] = []
+    drained = anyio.Event()
     process = await anyio.open_process(
         [SHELL, "-c", command],
         cwd=cwd,
@@ -54,20 +60,30 @@ async def run_command(command: str, cwd: str, timeout: float) -> tuple[int | Non
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+    async def read() -> None:
+        assert process.stdout is not None
+        async for data in process.stdout:
+            chunks.append(data)
+        drained.set()
+
     try:
-        with anyio.move_on_after(timeout):
-            assert process.stdout is not None
-            async for data in process.stdout:
-                chunks.append(data)
-            await process.wait()
-            return process.returncode, b"".join(chunks).decode(errors="replace")
-        _kill_group(process.pid)
-        return None, b"".join(chunks).decode(errors="replace")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read)
+            with anyio.move_on_after(timeout) as waiting:
+                await process.wait()
+                with anyio.move_on_after(DRAIN_S):  # what the shell wrote just before exiting
+                    await drained.wait()
+            tg.cancel_scope.cancel()
+        if waiting.cancelled_caught:
+            _kill_group(process.pid)
+            return None, b"".join(chunks).decode(errors="replace")
+        return process.returncode, b"".join(chunks).decode(errors="replace")
     finally:
         if process.returncode is None:
             _kill_group(process.pid)
-            with anyio.CancelScope(shield=True):
-                await process.wait()
+        with anyio.CancelScope(shield=True):
+            await process.aclose()  # our end of the pipes; a background job may still hold its own
 
 
 async def _execute_command(ctx: ToolContext, p: ExecuteCommandParams, paths: list[WorkspacePath]) -> Prepared:

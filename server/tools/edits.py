@@ -118,7 +118,7 @@ async def _write_to_file(ctx: ToolContext, p: WriteToFileParams, paths: list[Wor
     content = p.content if p.content.endswith("\n") or not p.content else p.content + "\n"
     change = FileChange(target, old, _keep_line_endings(old, content))
     lines = content.count("\n")
-    return _prepared_edit(ctx, "write_to_file", [change], f"The content was successfully saved to {target.rel} ({lines} lines).")
+    return _prepared_edit(ctx, "write_to_file", [change], f"The content was successfully saved to {target.rel} ({lines} line{'' if lines == 1 else 's'}).")
 
 
 # ---------------------------------------------------------------- apply_diff
@@ -147,10 +147,10 @@ class ApplyDiffParams(Params):
             files = []
             for block in re.findall(r"<file>(.*?)</file>", data["args"], re.DOTALL):
                 item = parse_params(block)
-                diff = item.get("diff", "")
-                if "<content>" in diff:
-                    diff = parse_params(diff).get("content", "")
-                files.append({"path": item.get("path"), "diff": diff})
+                # A file may carry several <diff> elements; each one's blocks apply in order.
+                diffs = re.findall(r"<diff>(.*?)</diff>(?=\s*(?:<diff>|<path>|\Z))", block, re.DOTALL) or [item.get("diff", "")]
+                contents = [parse_params(d).get("content", "") if "<content>" in d else d for d in diffs]
+                files.append({"path": item.get("path"), "diff": "\n".join(contents)})
             data = {**data, "files": files}
         return data
 
@@ -189,7 +189,9 @@ def parse_blocks(diff: str) -> list[tuple[int | None, str, str]]:
         if i < len(lines) and (m := re.fullmatch(r"\s*:start_line:\s*(\d+)\s*", lines[i])):
             hint = int(m.group(1))
             i += 1
-        if i < len(lines) and re.fullmatch(r"\s*-{3,}\s*", lines[i]):
+        # Roo's separator is exactly 7 dashes; a shorter run is only taken for one right after a
+        # hint, so a search that starts with a `---` line (YAML front matter) keeps it.
+        if i < len(lines) and re.fullmatch(r"\s*-{3,}\s*" if hint else r"\s*-{7}\s*", lines[i]):
             i += 1
         search: list[str] = []
         while i < len(lines) and lines[i].strip() != _SEP:
@@ -248,14 +250,18 @@ def apply_blocks(text: str, blocks: list[tuple[int | None, str, str]], rel: str)
 
 
 async def _apply_diff(ctx: ToolContext, p: ApplyDiffParams, paths: list[WorkspacePath]) -> Prepared:
-    changes = []
+    edited: dict[Any, tuple[WorkspacePath, str, str]] = {}  # by real path: a file named twice gets both diffs
     for target, item in zip(paths, p.targets()):
-        old = current_text(ctx, target)
-        if old is None:
-            raise ToolError(f"File not found: {target.rel} (apply_diff edits existing files; use write_to_file to create one).")
+        if target.path in edited:
+            _, old, text = edited[target.path]
+        else:
+            old = current_text(ctx, target)
+            if old is None:
+                raise ToolError(f"File not found: {target.rel} (apply_diff edits existing files; use write_to_file to create one).")
+            text = old.replace("\r\n", "\n")
         blocks = parse_blocks(item.diff)
-        new = apply_blocks(old.replace("\r\n", "\n"), blocks, target.rel)
-        changes.append(FileChange(target, old, _keep_line_endings(old, new)))
+        edited[target.path] = (target, old, apply_blocks(text, blocks, target.rel))
+    changes = [FileChange(target, old, _keep_line_endings(old, new)) for target, old, new in edited.values()]
     names = ", ".join(c.target.rel for c in changes)
     return _prepared_edit(ctx, "apply_diff", changes, f"Changes successfully applied to {names}.")
 

@@ -115,7 +115,8 @@ def _scan(folder: Path) -> list[str]:
 
 def _walk(folder: Path) -> list[str]:
     """Files (as ripgrep sees them: .gitignore respected) and the folders that hold them."""
-    files = _rg_lines(["--files", "--hidden", "--glob", "!.git"], folder)
+    skipped = [arg for d in sorted(SKIP_DIRS) for arg in ("--glob", f"!{d}")]  # as the walk by hand below
+    files = _rg_lines(["--files", "--hidden", "--no-require-git", *skipped], folder)
     if files is None:  # no ripgrep: walk by hand
         files = []
         for root, dirs, names in os.walk(folder):
@@ -163,14 +164,16 @@ async def _search_files(ctx: ToolContext, p: SearchFilesParams, paths: list[Work
         raise ToolError("search_files needs ripgrep (rg), which is not installed.")
 
     async def run() -> str:
-        args = [rg, "--json", "--context", "1", "--max-columns", "500", "--regexp", p.regex]
+        args = [rg, "--json", "--no-require-git", "--context", "1", "--max-columns", "500", "--regexp", p.regex]
         if p.file_pattern:
             args += ["--glob", p.file_pattern]
-        args.append(target.rel)
+        args += ["--", target.rel]  # a folder named like "-x" is a path, not a flag
         proc = await anyio.run_process(args, cwd=ctx.workspace.root, check=False)
-        if proc.returncode == 2 and not proc.stdout:
+        found = _format_rg(proc.stdout.decode(errors="replace"))
+        # Exit 2 is an error; with --json stdout still holds a summary, so judge by the matches.
+        if proc.returncode == 2 and found == "Found 0 results.":
             raise ToolError(f"search_files failed: {proc.stderr.decode(errors='replace').strip()}")
-        return _format_rg(proc.stdout.decode(errors="replace"))
+        return found
 
     return Prepared(run, f"Search {target.rel} for /{p.regex}/?", p.regex)
 
@@ -184,7 +187,7 @@ def _format_rg(output: str) -> str:
         if event["type"] not in ("match", "context"):
             continue
         data = event["data"]
-        path = data["path"].get("text", "")
+        path = data["path"].get("text", "").removeprefix("./")  # rg prints "./x" when searching "."
         is_match = event["type"] == "match"
         if is_match:
             matches += 1
