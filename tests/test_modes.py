@@ -157,6 +157,14 @@ def test_roo_json_format_is_read_as_is():
     assert edit.file_regex.search("guide/intro.mdx") and not edit.file_regex.search("app.py")
 
 
+def test_json_indented_with_tabs():
+    text = '{\n\t"customModes": [\n\t\t{"slug": "a", "name": "A", "roleDefinition": "r", "groups": ["rread"]}\n\t]\n}'
+    result = parse_modes(text, "project")
+    assert result.modes == ()
+    [problem] = result.diagnostics
+    assert (problem.line, problem.column) == (2, 63) and "unknown group 'rread'" in problem.message
+
+
 # ---------------------------------------------------------------- precedence and merging
 
 

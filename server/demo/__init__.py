@@ -43,6 +43,24 @@ def note(symbol: str, text: str) -> None:
         print(f"      {line}")
 
 
+def apply_to_disk(edit: lsp.WorkspaceEdit) -> list[str]:
+    """Apply a workspace edit as an editor that saves would: create the files, then replace
+    their text (Modus sends whole-document edits). Returns the URIs of the edited documents."""
+    edited = []
+    for change in edit.document_changes or []:
+        if isinstance(change, lsp.CreateFile):
+            path = Path(to_fs_path(change.uri))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+        elif isinstance(change, lsp.TextDocumentEdit):
+            [whole] = change.edits
+            if whole.range.start != lsp.Position(0, 0):
+                raise ValueError("expected a whole-document edit")
+            Path(to_fs_path(change.text_document.uri)).write_text(whole.new_text, encoding="utf-8")
+            edited.append(change.text_document.uri)
+    return edited
+
+
 class DemoEditor:
     """The editor's side: renders updates, answers approvals, applies edits to disk."""
 
@@ -99,17 +117,8 @@ class DemoEditor:
         return {"decision": "approve"}
 
     def on_apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
-        """Apply like an editor that saves: create files, replace whole-document text edits."""
-        for change in params.edit.document_changes or []:
-            if isinstance(change, lsp.CreateFile):
-                path = Path(to_fs_path(change.uri))
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.touch()
-            elif isinstance(change, lsp.TextDocumentEdit):
-                path = Path(to_fs_path(change.text_document.uri))
-                for edit in change.edits:
-                    path.write_text(edit.new_text, encoding="utf-8")
-                note("✎", f"editor applied the edit to {self.rel(change.text_document.uri)}")
+        for uri in apply_to_disk(params.edit):
+            note("✎", f"editor applied the edit to {self.rel(uri)}")
         return lsp.ApplyWorkspaceEditResult(applied=True)
 
     async def request(self, method: str, params: Any) -> Any:

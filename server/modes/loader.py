@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+import json
 import re
 from typing import Any
 
@@ -149,6 +150,10 @@ def load_modes_file(path: Path, source: str) -> LoadResult:
 
 
 def parse_modes(text: str, source: str, origin: str = "<memory>") -> LoadResult:
+    if "\t" in text and _is_json(text):
+        # YAML refuses tabs where JSON allows them (Roo's .roomodes is JSON). In valid JSON a tab
+        # can only be whitespace between tokens, so spaces keep every line and column.
+        text = text.replace("\t", " ")
     loader = yaml.SafeLoader(text)
     try:
         root = loader.get_single_node()
@@ -187,6 +192,14 @@ def parse_modes(text: str, source: str, origin: str = "<memory>") -> LoadResult:
         seen[mode.slug] = node.start_mark.line
         modes.append(mode)
     return LoadResult(tuple(modes), tuple(diagnostics))
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _construct(node: yaml.Node) -> Any:

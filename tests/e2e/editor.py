@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types as lsp
-from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from protocol import methods
+from server.demo import apply_to_disk
 from server.lsp.server import converter
 
 
@@ -86,16 +86,7 @@ class Editor:
         self.edits.append(params)
         if not self.apply_edits:
             return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason="the user closed the diff")
-        for change in params.edit.document_changes or []:
-            if isinstance(change, lsp.CreateFile):
-                path = Path(to_fs_path(change.uri))
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.touch()
-            elif isinstance(change, lsp.TextDocumentEdit):
-                path = Path(to_fs_path(change.text_document.uri))
-                [edit] = change.edits  # the server replaces whole documents
-                assert edit.range.start == lsp.Position(0, 0)
-                path.write_text(edit.new_text, encoding="utf-8")
+        apply_to_disk(params.edit)
         return lsp.ApplyWorkspaceEditResult(applied=True)
 
     # ------------------------------------------------------------ waiting and reading
