@@ -158,4 +158,4 @@ class Store:
         if row is None:
             return None
         keys = ("id", "conversation_id", "agent", "mode", "phase", "parent_id", "disposed_at")
-        return dict(zip(keys, row))
+        return dict(zip(keys, row, strict=True))

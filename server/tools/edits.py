@@ -251,7 +251,7 @@ def apply_blocks(text: str, blocks: list[tuple[int | None, str, str]], rel: str)
 
 async def _apply_diff(ctx: ToolContext, p: ApplyDiffParams, paths: list[WorkspacePath]) -> Prepared:
     edited: dict[Any, tuple[WorkspacePath, str, str]] = {}  # by real path: a file named twice gets both diffs
-    for target, item in zip(paths, p.targets()):
+    for target, item in zip(paths, p.targets(), strict=True):
         if target.path in edited:
             _, old, text = edited[target.path]
         else:

@@ -271,3 +271,16 @@ async def test_show_prompt_command_returns_the_system_prompt(editor):
     await editor.request(methods.MODES_SWITCH, {"slug": "architect"})
     text = await editor.command(Command.SHOW_PROMPT)
     assert "technical leader" in text and "ACT MODE V.S. PLAN MODE" in text
+
+
+async def test_cancelling_the_progress_cancels_the_turn(editor, workspace):
+    settings = script(workspace, {"toolCalls": [{"name": "execute_command", "arguments": {"command": "sleep 30"}}]})
+    await editor.start(settings | {"autoApprove": {"command": True}})
+    await editor.request(methods.CHAT_SEND, {"text": "wait"})
+    await editor.wait_for(lambda: [u for u in editor.of_kind("tool_call") if u["status"] == "running"])
+    [token] = editor.client.progress_reports
+    begin = editor.client.progress_reports[token][0]
+    assert begin.cancellable is True
+    editor.client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
+    [ended] = await editor.wait_for(lambda: editor.of_kind("turn_ended"))
+    assert ended["outcome"] == "cancelled"
