@@ -149,6 +149,8 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
         ]
     if reply.text.strip() != visible:
         metadata["raw"] = reply.text
+    if reply.state:
+        metadata["providerState"] = reply.state
     turn.record("assistant", visible, **metadata)
     if visible:
         turn.publish(MessageUpdate, turn_id=turn.turn_id, role="assistant", text=visible)
@@ -204,7 +206,7 @@ def _model_messages(turn: Turn) -> list[ChatMessage]:
             calls = [c for c in m.metadata.get("toolCalls", ()) if c.get("native")]
             native.update(c["id"] for c in calls)
             requests = tuple(ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in calls)
-            out.append(ChatMessage("assistant", m.metadata.get("raw", m.text), requests))
+            out.append(ChatMessage("assistant", m.metadata.get("raw", m.text), requests, state=m.metadata.get("providerState")))
         elif m.role == "tool":
             call_id, name = m.metadata.get("toolCallId"), m.metadata.get("name")
             if call_id in native:

@@ -22,6 +22,8 @@ class ChatMessage:
     tool_call_id: str | None = None
     tool_name: str | None = None
     is_error: bool = False
+    #: For role "assistant": what the provider asked to get back with this reply (ModelReply.state).
+    state: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,9 @@ class ModelRequest:
 class ModelReply:
     text: str
     tool_calls: tuple[ToolCallRequest, ...] = field(default_factory=tuple)
+    #: Provider data to send back with this reply in later requests (Anthropic's thinking
+    #: blocks); stored with the message, so it survives task rebuilds and restarts.
+    state: dict[str, Any] | None = None
 
 
 class ModelError(Exception):

@@ -19,7 +19,7 @@ SCRIPT_FINISHED = "Script finished."
 NOT_CONFIGURED = (
     "No model is configured, so I can only answer with this note. Configure one in the "
     "`modus.models` setting (initializationOptions.modus.models), for example "
-    '`{"default": {"provider": "anthropic", "model": "claude-sonnet-4-5", "apiKeyEnv": "ANTHROPIC_API_KEY"}}` '
+    '`{"default": {"provider": "anthropic", "model": "claude-sonnet-4-6", "apiKeyEnv": "ANTHROPIC_API_KEY"}}` '
     'or `{"default": {"provider": "openai", "model": "llama3.1", "baseUrl": "http://localhost:11434/v1"}}`; '
     'or give the scripted provider a script: `{"default": {"provider": "scripted", "script": "script.yaml"}}`.'
 )

@@ -1,0 +1,107 @@
+"""OpenAI and every OpenAI-compatible server (Ollama, vLLM, LM Studio through `baseUrl`), with
+the official SDK's Chat Completions API, streamed."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Callable
+
+from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest
+from .sdk import SdkModel
+
+#: Arguments that are not a JSON object are kept under this key: the gate then reports the
+#: missing parameters to the model (InvalidParams) instead of the turn crashing.
+RAW_ARGUMENTS = "unparsed_arguments"
+
+
+class OpenAIModel(SdkModel):
+    provider = "openai"
+    default_model = "gpt-5.5"
+    default_key_env = "OPENAI_API_KEY"
+    client_class = "AsyncOpenAI"
+    no_key_hint = "; a local server needs none: set baseUrl"
+
+    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
+        client = await self.client()
+        text: list[str] = []
+        calls: dict[int, dict[str, str]] = {}  # by index: id, name, argument fragments joined
+        finish = None
+        try:
+            stream = await client.chat.completions.create(**self._params(request))
+            async with stream:
+                async for chunk in stream:
+                    if not chunk.choices:
+                        continue
+                    choice = chunk.choices[0]
+                    finish = choice.finish_reason or finish
+                    delta = choice.delta
+                    if delta.content:  # reasoning comes in other fields: not visible text
+                        text.append(delta.content)
+                        on_text(delta.content)
+                    for part in delta.tool_calls or ():
+                        call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                        call["id"] = part.id or call["id"]
+                        if part.function:
+                            call["name"] = part.function.name or call["name"]
+                            call["arguments"] += part.function.arguments or ""
+        except Exception as exc:  # whatever the SDK or the stream raises; cancellation is no Exception
+            raise self.failure(exc) from None
+        if calls and finish in (None, "length"):
+            raise self.cut_off(finish)
+        return ModelReply(
+            "".join(text),
+            tuple(
+                # some compatible servers send no id; the loop pairs every result with one
+                ToolCallRequest(c["id"] or f"call_{uuid.uuid4().hex[:12]}", c["name"], _arguments(c["arguments"]))
+                for _, c in sorted(calls.items())
+            ),
+        )
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.model, "messages": _messages(request), "stream": True}
+        if request.tools:
+            params["tools"] = [
+                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+                for t in request.tools
+            ]
+        if self.config.reasoning_effort:
+            params["reasoning_effort"] = self.config.reasoning_effort
+        if self.config.max_tokens:
+            # OpenAI itself refuses max_tokens for its reasoning models; compatible servers know max_tokens.
+            params["max_tokens" if self.config.base_url else "max_completion_tokens"] = self.config.max_tokens
+        return params
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {RAW_ARGUMENTS: raw}
+
+
+def _messages(request: ModelRequest) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
+    for m in request.messages:
+        out.append(_message(m))
+        if m.role == "tool":
+            # A result belongs right after its call, ahead of user text that came in between (the
+            # results of calls the same reply wrote as XML): the API refuses anything else.
+            at = len(out) - 1
+            while at and out[at - 1]["role"] == "user":
+                at -= 1
+            out.insert(at, out.pop())
+    return out
+
+
+def _message(m: ChatMessage) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.text}
+    if m.role == "user" or not m.tool_calls:
+        return {"role": m.role, "content": m.text}
+    calls = [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+        for c in m.tool_calls
+    ]
+    return {"role": "assistant", "content": m.text, "tool_calls": calls}

@@ -1,0 +1,220 @@
+"""Local stand-ins for the Anthropic and OpenAI HTTP APIs, so the providers are tested through the
+official SDKs, over real HTTP, without the network.
+
+Each fake is an HTTP server on 127.0.0.1 (a free port, a thread of the test process). It answers
+every request with the next item of its queue — a `Reply` streamed in the API's own SSE format, a
+`Failure` as the API's error JSON, or `Raw` bytes — and records every request.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PIECE = 4  # characters per streamed delta: every text of more than 4 characters comes in pieces
+
+
+@dataclass
+class Call:
+    id: str
+    name: str
+    #: A string is sent as is: broken JSON.
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    calls: list[Call] = field(default_factory=list)
+    #: Streamed as a thinking block (Anthropic) or `reasoning_content` deltas (OpenAI-compatible).
+    thinking: str = ""
+    #: Overrides the stop / finish reason ("max_tokens", "length").
+    stop: str | None = None
+    #: Stream all but the end, then stall until the server closes: a model that never finishes.
+    hang: bool = False
+
+
+@dataclass
+class Failure:
+    status: int
+    message: str
+    type: str = "api_error"
+
+
+@dataclass
+class Raw:
+    body: str
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]  # names in lower case
+    body: dict[str, Any]
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[i : i + PIECE] for i in range(0, len(text), PIECE)]
+
+
+def _arguments(call: Call) -> str:
+    return call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "_HTTPServer"
+
+    def do_POST(self) -> None:
+        fake = self.server.fake
+        size = int(self.headers.get("Content-Length") or 0)
+        fake.requests.append(
+            Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(self.rfile.read(size) or b"{}"))
+        )
+        reply = fake.queue.popleft() if fake.queue else Failure(500, "The fake server has no reply left.")
+        if isinstance(reply, Failure):
+            body = json.dumps(fake.error_body(reply)).encode()
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("retry-after-ms", "1")  # a retry comes at once: the tests stay fast
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        frames = [reply.body] if isinstance(reply, Raw) else fake.frames(reply)
+        if isinstance(reply, Reply) and reply.hang:
+            frames = frames[:-1]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")  # the body ends when the connection does
+        self.end_headers()
+        for frame in frames:
+            self.wfile.write(frame.encode())
+            self.wfile.flush()
+        if isinstance(reply, Reply) and reply.hang:
+            fake.closing.wait(30)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: "FakeServer"
+
+
+class FakeServer:
+    provider: str
+
+    def __init__(self) -> None:
+        self.queue: deque[Reply | Failure | Raw] = deque()
+        self.requests: list[Recorded] = []
+        self.closing = threading.Event()
+        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.fake = self
+        self.port = self._httpd.server_address[1]
+
+    def add(self, *replies: Reply | Failure | Raw) -> "FakeServer":
+        self.queue.extend(replies)
+        return self
+
+    def __enter__(self) -> "FakeServer":
+        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop listening (again is fine): the port then refuses connections."""
+        self.closing.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def frames(self, reply: Reply) -> list[str]:
+        raise NotImplementedError
+
+    def error_body(self, failure: Failure) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class FakeAnthropic(FakeServer):
+    """POST /v1/messages, streamed as Messages API events."""
+
+    provider = "anthropic"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def error_body(self, failure: Failure) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": failure.type, "message": failure.message}}
+
+    def frames(self, reply: Reply) -> list[str]:
+        def event(name: str, **data: Any) -> str:
+            return f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n"
+
+        def block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> list[str]:
+            index = len(blocks)
+            blocks.append(start)
+            return [
+                event("content_block_start", index=index, content_block=start),
+                *(event("content_block_delta", index=index, delta=d) for d in deltas),
+                event("content_block_stop", index=index),
+            ]
+
+        blocks: list[dict[str, Any]] = []
+        message = {
+            "id": "msg_fake", "type": "message", "role": "assistant", "model": "fake", "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1},
+        }
+        out = [event("message_start", message=message)]
+        if reply.thinking:
+            deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(reply.thinking)]
+            signature = {"type": "signature_delta", "signature": f"sig-{len(self.requests)}"}
+            out += block({"type": "thinking", "thinking": "", "signature": ""}, [*deltas, signature])
+        if reply.text:
+            out += block({"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(reply.text)])
+        for call in reply.calls:
+            deltas = [{"type": "input_json_delta", "partial_json": p} for p in _pieces(_arguments(call))]
+            out += block({"type": "tool_use", "id": call.id, "name": call.name, "input": {}}, deltas)
+        stop = reply.stop or ("tool_use" if reply.calls else "end_turn")
+        out.append(event("message_delta", delta={"stop_reason": stop, "stop_sequence": None}, usage={"output_tokens": 5}))
+        out.append(event("message_stop"))
+        return out
+
+
+class FakeOpenAI(FakeServer):
+    """POST /v1/chat/completions, streamed as chat.completion.chunk events ending with [DONE]."""
+
+    provider = "openai"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def error_body(self, failure: Failure) -> dict[str, Any]:
+        return {"error": {"message": failure.message, "type": failure.type, "param": None, "code": None}}
+
+    def frames(self, reply: Reply) -> list[str]:
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+            data = {
+                "id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+            return f"data: {json.dumps(data)}\n\n"
+
+        out = [chunk({"role": "assistant", "content": ""})]
+        out += [chunk({"reasoning_content": p}) for p in _pieces(reply.thinking)]
+        out += [chunk({"content": p}) for p in _pieces(reply.text)]
+        for index, call in enumerate(reply.calls):
+            first = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+            out.append(chunk({"tool_calls": [first]}))
+            for piece in _pieces(_arguments(call)):
+                out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
+        out.append(chunk({}, reply.stop or ("tool_calls" if reply.calls else "stop")))
+        out.append("data: [DONE]\n\n")
+        return out

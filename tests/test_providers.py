@@ -1,0 +1,313 @@
+"""The Anthropic and OpenAI providers, through the official SDKs, against local fake servers:
+streaming, tool calls, the request shapes, keys, failures and cancellation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, FakeServer, Raw, Reply
+from helpers import chat, running
+from protocol import Model
+from server.providers import (
+    ChatMessage, ModelError, ModelReply, ModelRequest, ScriptCursor, ToolCallRequest, ToolSchema, open_model,
+)
+from server.providers.openai import RAW_ARGUMENTS
+
+KEY_ENV = "MODUS_TEST_API_KEY"
+KEY = "sk-test-0123456789abcdef"
+READ_FILE = ToolSchema(
+    "read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+)
+HELLO = ModelRequest("You are a test.", (ChatMessage("user", "hello"),), (READ_FILE,))
+
+
+def model(server: FakeServer, **settings):
+    config = {"provider": server.provider, "baseUrl": server.url, "apiKeyEnv": KEY_ENV, "model": "fake-model", **settings}
+    return open_model(Model.model_validate(config), workspace=Path("."), cursor=ScriptCursor())
+
+
+async def ask(server: FakeServer, request: ModelRequest = HELLO, **settings) -> tuple[ModelReply, list[str]]:
+    chunks: list[str] = []
+    reply = await model(server, **settings).complete(request, chunks.append)
+    return reply, chunks
+
+
+async def failure(server: FakeServer, **settings) -> str:
+    with pytest.raises(ModelError) as caught:
+        await ask(server, **settings)
+    return str(caught.value)
+
+
+@pytest.fixture(params=["anthropic", "openai"])
+def fake(request, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with (FakeAnthropic if request.param == "anthropic" else FakeOpenAI)() as server:
+        yield server
+
+
+@pytest.fixture
+def anthropic(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def openai(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with FakeOpenAI() as server:
+        yield server
+
+
+# ------------------------------------------------------------ both providers
+
+
+async def test_text_streams_in_pieces_and_the_reply_is_whole(fake):
+    fake.add(Reply("Hello, I am a fake model."))
+    reply, chunks = await ask(fake)
+    assert len(chunks) > 1 and "".join(chunks) == reply.text == "Hello, I am a fake model."
+    assert reply.tool_calls == ()
+
+
+async def test_thinking_is_not_visible_text(fake):
+    fake.add(Reply("The answer.", thinking="Let me think about it."))
+    reply, chunks = await ask(fake, thinkingBudgetTokens=2048)
+    assert "".join(chunks) == reply.text == "The answer."
+
+
+async def test_a_native_tool_call_comes_back_with_parsed_arguments(fake):
+    fake.add(Reply("Reading.", [Call("call_7", "read_file", {"path": "src/a.py", "start_line": 3})]))
+    reply, _ = await ask(fake)
+    assert reply.text == "Reading."
+    assert reply.tool_calls == (ToolCallRequest("call_7", "read_file", {"path": "src/a.py", "start_line": 3}),)
+
+
+async def test_the_key_from_api_key_env_is_sent(fake):
+    fake.add(Reply("ok"))
+    await ask(fake)
+    headers = fake.requests[0].headers
+    assert headers.get("x-api-key") == KEY or headers.get("authorization") == f"Bearer {KEY}"
+    assert fake.requests[0].body["model"] == "fake-model"
+
+
+@pytest.mark.parametrize(
+    "status, message, kind",
+    [
+        (401, f"Invalid API key: {KEY}", "authentication_error"),
+        (429, "Slow down.", "rate_limit_error"),
+        (500, "Boom.", "api_error"),
+    ],
+)
+async def test_an_http_error_is_a_model_error_with_status_and_message(fake, status, message, kind):
+    fake.add(*[Failure(status, message, kind)] * 2)  # a 429 or a 500 is retried once
+    text = await failure(fake)
+    assert f"{fake.provider} model fake-model" in text and f"HTTP {status}" in text
+    assert message.replace(KEY, "***") in text and KEY not in text
+    assert len(fake.requests) == (1 if status == 401 else 2)
+
+
+async def test_a_dead_endpoint_is_a_model_error(fake):
+    fake.close()
+    with anyio.fail_after(10):
+        text = await failure(fake)
+    assert "cannot connect" in text and str(fake.port) in text and KEY not in text
+
+
+async def test_a_401_without_a_key_says_none_was_sent(fake):
+    fake.add(Failure(401, "Missing API key.", "authentication_error"))
+    text = await failure(fake, apiKeyEnv=None)
+    assert "HTTP 401" in text and "no API key was sent" in text
+
+
+async def test_a_malformed_stream_is_a_model_error(fake):
+    fake.add(Raw("event: message_start\ndata: {broken\n\n"))
+    assert "malformed response" in await failure(fake)
+
+
+async def test_a_tool_call_cut_off_by_max_tokens_does_not_run(fake):
+    cut = "max_tokens" if fake.provider == "anthropic" else "length"
+    fake.add(Reply(calls=[Call("call_1", "write_to_file", {"path": "a.txt", "content": "only the begin"})], stop=cut))
+    assert "reached max tokens" in await failure(fake, maxTokens=100)
+
+
+async def test_a_key_env_that_is_not_set_is_a_model_error(fake, monkeypatch):
+    monkeypatch.delenv(KEY_ENV)
+    text = await failure(fake)
+    assert f"{KEY_ENV} is not set" in text
+    assert fake.requests == []
+
+
+async def test_cancellation_propagates(fake):
+    fake.add(Reply("Thinking out loud for a long time", hang=True))
+    chunks: list[str] = []
+    with anyio.move_on_after(5) as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(model(fake).complete, HELLO, chunks.append)
+            while not chunks:
+                await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+    assert chunks and not scope.cancelled_caught  # cancelled at once: no ModelError, no waiting
+
+
+# ------------------------------------------------------------ Anthropic
+
+
+def history() -> tuple[ChatMessage, ...]:
+    """A reply with text and two native calls, their results, the result of an XML call and the next user message."""
+    return (
+        ChatMessage("user", "Look at a and b."),
+        ChatMessage(
+            "assistant",
+            "Reading both.",
+            (ToolCallRequest("t1", "read_file", {"path": "a"}), ToolCallRequest("t2", "read_file", {"path": "b"})),
+        ),
+        ChatMessage("user", "[list_files] Result:\na\nb"),
+        ChatMessage("tool", "a says hi", tool_call_id="t1", tool_name="read_file"),
+        ChatMessage("tool", "No such file: b", tool_call_id="t2", tool_name="read_file", is_error=True),
+        ChatMessage("user", "And now?"),
+    )
+
+
+async def test_anthropic_request_shape(anthropic):
+    anthropic.add(Reply("ok"))
+    await ask(anthropic, ModelRequest("System prompt.", history(), (READ_FILE,)))
+    body = anthropic.requests[0].body
+    assert anthropic.requests[0].path == "/v1/messages"
+    assert body["model"] == "fake-model" and body["max_tokens"] == 8192 and body["stream"] is True
+    assert body["system"] == "System prompt."
+    assert body["tools"] == [{"name": "read_file", "description": "Read a file.", "input_schema": READ_FILE.parameters}]
+    assert "thinking" not in body
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Look at a and b."}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Reading both."},
+            {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}},
+            {"type": "tool_use", "id": "t2", "name": "read_file", "input": {"path": "b"}},
+        ]},
+        {"role": "user", "content": [  # results first, then the text that came between and after
+            {"type": "tool_result", "tool_use_id": "t1", "content": "a says hi", "is_error": False},
+            {"type": "tool_result", "tool_use_id": "t2", "content": "No such file: b", "is_error": True},
+            {"type": "text", "text": "[list_files] Result:\na\nb"},
+            {"type": "text", "text": "And now?"},
+        ]},
+    ]
+
+
+async def test_anthropic_thinking_budget_and_max_tokens(anthropic):
+    anthropic.add(Reply("ok"), Reply("ok"))
+    await ask(anthropic, thinkingBudgetTokens=4000, maxTokens=16000)
+    await ask(anthropic, thinkingBudgetTokens=4000)
+    first, second = (r.body for r in anthropic.requests)
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 4000} and first["max_tokens"] == 16000
+    assert second["max_tokens"] == 8192 + 4000  # room for the answer on top of the thinking
+
+
+async def test_anthropic_thinking_goes_back_with_its_tool_calls(anthropic):
+    anthropic.add(
+        Reply("Looking.", [Call("toolu_think", "read_file", {"path": "a"})], thinking="I should read a."), Reply("Done.")
+    )
+    client = model(anthropic, thinkingBudgetTokens=2048)
+    first = await client.complete(HELLO, lambda _: None)
+    after = HELLO.messages + (
+        ChatMessage("assistant", first.text, first.tool_calls, state=first.state),
+        ChatMessage("tool", "a says hi", tool_call_id="toolu_think", tool_name="read_file"),
+    )
+    await client.complete(ModelRequest(HELLO.system, after, HELLO.tools), lambda _: None)
+    assistant = anthropic.requests[1].body["messages"][1]
+    assert [b["type"] for b in assistant["content"]] == ["thinking", "text", "tool_use"]
+    assert assistant["content"][0] == {"type": "thinking", "thinking": "I should read a.", "signature": "sig-1"}
+
+
+# ------------------------------------------------------------ OpenAI and compatible servers
+
+
+async def test_openai_request_shape(openai):
+    openai.add(Reply("ok"))
+    await ask(openai, ModelRequest("System prompt.", history(), (READ_FILE,)), reasoningEffort="high", maxTokens=1234)
+    body = openai.requests[0].body
+    assert openai.requests[0].path == "/v1/chat/completions"
+    assert body["model"] == "fake-model" and body["stream"] is True
+    assert body["reasoning_effort"] == "high" and body["max_tokens"] == 1234
+    function = {"name": "read_file", "description": "Read a file.", "parameters": READ_FILE.parameters}
+    assert body["tools"] == [{"type": "function", "function": function}]
+    assert body["messages"] == [
+        {"role": "system", "content": "System prompt."},
+        {"role": "user", "content": "Look at a and b."},
+        {"role": "assistant", "content": "Reading both.", "tool_calls": [
+            {"id": "t1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}},
+            {"id": "t2", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "b"}'}},
+        ]},
+        {"role": "tool", "tool_call_id": "t1", "content": "a says hi"},  # results right after their calls
+        {"role": "tool", "tool_call_id": "t2", "content": "No such file: b"},
+        {"role": "user", "content": "[list_files] Result:\na\nb"},
+        {"role": "user", "content": "And now?"},
+    ]
+
+
+async def test_openai_arguments_that_are_not_json_are_kept_raw(openai):
+    openai.add(Reply(calls=[Call("call_1", "read_file", '{"path": "a.txt"'), Call("call_2", "read_file", {"path": "b"})]))
+    reply, _ = await ask(openai)
+    assert [c.arguments for c in reply.tool_calls] == [{RAW_ARGUMENTS: '{"path": "a.txt"'}, {"path": "b"}]
+
+
+async def test_openai_compatible_server_without_a_key(openai, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-the-users-real-openai-key")
+    openai.add(Reply("Hi from a local model."))
+    config = Model.model_validate({"provider": "openai", "baseUrl": openai.url, "model": "llama3.1"})
+    reply = await open_model(config, workspace=Path("."), cursor=ScriptCursor()).complete(HELLO, lambda _: None)
+    assert reply.text == "Hi from a local model."
+    assert "sk-the-users-real-openai-key" not in str(openai.requests[0].headers)  # never sent to another host unasked
+
+
+async def test_openai_without_base_url_uses_its_key_and_max_completion_tokens(openai, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", openai.url)  # stands in for api.openai.com
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    openai.add(Reply("ok"))
+    config = Model.model_validate({"provider": "openai", "model": "gpt-5.5", "maxTokens": 500})
+    await open_model(config, workspace=Path("."), cursor=ScriptCursor()).complete(HELLO, lambda _: None)
+    request = openai.requests[0]
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert request.body["max_completion_tokens"] == 500 and "max_tokens" not in request.body
+
+
+async def test_openai_without_a_key_for_openai_itself_is_a_model_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = Model.model_validate({"provider": "openai", "model": "gpt-5.5"})
+    with pytest.raises(ModelError, match="OPENAI_API_KEY is not set"):
+        await open_model(config, workspace=Path("."), cursor=ScriptCursor()).complete(HELLO, lambda _: None)
+
+
+# ------------------------------------------------------------ through the session
+
+
+async def test_a_turn_with_a_native_tool_call_against_an_openai_server(tmp_path, openai):
+    (tmp_path / "a.txt").write_text("hi\n")
+    openai.add(Reply("Reading it.", [Call("call_a", "read_file", {"path": "a.txt"})]), Reply("It says hi."))
+    models = {"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake-model"}}
+    async with running(tmp_path, models=models) as session:
+        assert await chat(session, "what is in a.txt?") == "completed"
+        stored = session.store.messages(session.conversation_id)
+    assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+    assert stored[-1].text == "It says hi."
+    messages = openai.requests[1].body["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool"]
+    assert messages[2]["tool_calls"][0]["id"] == "call_a"
+    assert messages[3]["tool_call_id"] == "call_a" and messages[3]["content"].startswith("a.txt (lines 1-1 of 1)")
+
+
+async def test_thinking_survives_a_mode_switch_in_the_middle_of_a_turn(tmp_path, anthropic):
+    anthropic.add(
+        Reply("Switching.", [Call("toolu_sw", "switch_mode", {"mode_slug": "ask"})], thinking="Ask mode fits."),
+        Reply("Done."),
+    )
+    models = {"default": {"provider": "anthropic", "baseUrl": anthropic.url, "model": "fake", "thinkingBudgetTokens": 1024}}
+    async with running(tmp_path, models=models, autoApprove={"modeSwitch": True}) as session:
+        assert await chat(session, "go") == "completed"
+        stored = session.store.messages(session.conversation_id)[1]
+    assert stored.metadata["providerState"]["thinking"][0]["thinking"] == "Ask mode fits."
+    # the second request, made by the new task of the new mode, sends the thinking back first
+    assistant = anthropic.requests[1].body["messages"][1]
+    assert [b["type"] for b in assistant["content"]] == ["thinking", "text", "tool_use"]
