@@ -156,27 +156,13 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
     case 'message_delta': {
       const open = openStream(view, u.turnId);
       if (open) return patch(view, open.id, 'assistant', (e) => ({ ...e, text: e.text + u.text }));
-      return pushLocal(view, (id) => ({
-        type: 'assistant',
-        id,
-        turnId: u.turnId,
-        agent: u.agent,
-        text: u.text,
-        streaming: true,
-      }));
+      return pushAssistant(view, u, true);
     }
     case 'message': {
       if (u.role === 'assistant') {
         const open = u.turnId ? openStream(view, u.turnId) : undefined;
         if (open) return patch(view, open.id, 'assistant', (e) => ({ ...e, text: u.text, streaming: false }));
-        return pushLocal(view, (id) => ({
-          type: 'assistant',
-          id,
-          turnId: u.turnId,
-          agent: u.agent,
-          text: u.text,
-          streaming: false,
-        }));
+        return pushAssistant(view, u, false);
       }
       if (u.role === 'user') return pushLocal(view, (id) => ({ type: 'user', id, text: u.text }));
       return pushLocal(view, (id) => ({ type: 'system', id, text: u.text }));
@@ -238,6 +224,14 @@ function push(view: ViewState, entry: Entry): ViewState {
 function pushLocal(view: ViewState, make: (id: string) => Entry): ViewState {
   const seq = view.seq + 1;
   return push({ ...view, seq }, make(`e${seq}`));
+}
+
+function pushAssistant(
+  view: ViewState,
+  u: { turnId?: string; agent?: string; text: string },
+  streaming: boolean,
+): ViewState {
+  return pushLocal(view, (id) => ({ type: 'assistant', id, turnId: u.turnId, agent: u.agent, text: u.text, streaming }));
 }
 
 function patch<T extends Entry['type']>(
