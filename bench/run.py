@@ -21,13 +21,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import jsonrpcclient
+
 HERE = Path(__file__).resolve().parent
 BARE = [sys.executable, str(HERE / "bare_server.py")]
 MODUS = [sys.executable, "-m", "server"]
 
 
 class Client:
-    """Content-Length framed JSON-RPC over a child's pipes; skips notifications."""
+    """Content-Length framed JSON-RPC over a child's pipes; skips notifications. Messages are
+    written by hand (jsonrpcclient drops empty params, which a bare pygls server refuses) and
+    responses read with jsonrpcclient."""
 
     def __init__(self, command: list[str], workspace: Path):
         env = {**os.environ, "XDG_CONFIG_HOME": str(workspace / ".config")}
@@ -59,9 +63,10 @@ class Client:
         while True:
             message = self.read()
             if message.get("id") == msg_id and "method" not in message:
-                if "error" in message:
-                    raise RuntimeError(message["error"])
-                return message["result"]
+                response = jsonrpcclient.parse(message)
+                if isinstance(response, jsonrpcclient.Error):
+                    raise RuntimeError(f"{method}: {response.code} {response.message}")
+                return response.result
 
     def initialize(self):
         result = self.call("initialize", {"processId": None, "rootUri": self.workspace.as_uri(), "capabilities": {}})
