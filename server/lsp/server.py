@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
@@ -104,14 +104,17 @@ class ModusServer(LanguageServer):
         self._initialize_params: lsp.InitializeParams | None = None
         self.global_modes: Path | None = None  # tests may point it elsewhere
         self._settings_problems: list[str] = []
+        self._start_error: str | None = None
         _register(self)
 
     def require_session(self) -> Session:
         if self.session is None:
-            raise JsonRpcInvalidParams("The server is not initialized yet: send 'initialize' first")
+            if self._start_error:
+                raise JsonRpcInternalError(f"The Modus session could not start: {self._start_error}")
+            raise JsonRpcInvalidParams("The server is not initialized yet: send 'initialize' and 'initialized' first")
         return self.session
 
-    def workspace_root(self, params: lsp.InitializeParams) -> Path:
+    def workspace_root(self, params: lsp.InitializeParams | None) -> Path:
         if params is None:
             return Path(os.getcwd())
         if params.workspace_folders:
@@ -124,22 +127,28 @@ class ModusServer(LanguageServer):
             return Path(params.root_path)
         return Path(os.getcwd())
 
-    def start_session(self, params: lsp.InitializeParams) -> None:
-        """Load the core and open the workspace's session; its task group starts right after."""
+    def start_session(self, params: lsp.InitializeParams | None) -> bool:
+        """Load the core and open the workspace's session; its task group starts right after.
+        False (and every request says why) when it cannot start, e.g. an unwritable stateDir."""
         from ..agent import Session
         from ..workspace import Workspace
         from .host import LspHost
 
-        options = params.initialization_options
+        options = params.initialization_options if params else None
         modus = options.get("modus") if isinstance(options, dict) else None
         settings, self._settings_problems = read_settings(modus)
         self.host = LspHost(self)
-        session = Session(
-            workspace=Workspace(self.workspace_root(params)),
-            host=self.host,
-            settings=settings,
-            global_modes=self.global_modes,
-        )
+        try:
+            session = Session(
+                workspace=Workspace(self.workspace_root(params)),
+                host=self.host,
+                settings=settings,
+                global_modes=self.global_modes,
+            )
+        except Exception as exc:  # the process stays up and answers with the reason
+            log.exception("the session could not start")
+            self._start_error = f"{type(exc).__name__}: {exc}"
+            return False
         assert self.task_group is not None, "start the server with server.lsp.run"
 
         async def run():
@@ -152,6 +161,7 @@ class ModusServer(LanguageServer):
         self.task_group.start_soon(run)
         self.session = session
         log.info("workspace %s, mode %s", session.workspace.root, session.mode_slug)
+        return True
 
     def publish_mode_diagnostics(self, files=None) -> None:
         """Diagnostics of the mode files that changed (all files with problems when None)."""
@@ -243,7 +253,12 @@ def _register(server: ModusServer) -> None:
     @server.feature(lsp.INITIALIZED)
     def initialized(params: lsp.InitializedParams):
         # synchronous: every message after `initialized` finds the session in place
-        server.start_session(server._initialize_params)
+        if server.session is not None:
+            return
+        if not server.start_session(server._initialize_params):
+            message = f"Modus could not start: {server._start_error}"
+            server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
+            return
         for problem in server._settings_problems:
             server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Modus: {problem}"))
         server.publish_mode_diagnostics()

@@ -284,3 +284,14 @@ async def test_cancelling_the_progress_cancels_the_turn(editor, workspace):
     editor.client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
     [ended] = await editor.wait_for(lambda: editor.of_kind("turn_ended"))
     assert ended["outcome"] == "cancelled"
+
+
+async def test_a_session_that_cannot_start_says_why_and_the_server_stays_up(editor, workspace):
+    (workspace / "not-a-dir").write_text("a file where the state folder should go")
+    await editor.start({"stateDir": "not-a-dir/state"})
+    await editor.wait_for(lambda: editor.client.messages)
+    assert editor.client.messages[0].message.startswith("Modus could not start: ")
+    for _ in range(2):  # asked twice: answered twice
+        with pytest.raises(JsonRpcException) as raised:
+            await editor.request(methods.STATE)
+        assert raised.value.code == -32603 and "could not start" in raised.value.message
