@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol import GroupOptions
 from server.modes import ALWAYS_AVAILABLE, BUILTIN_MODES, GROUP_TOOLS, ModeRegistry, Pattern, parse_modes
 
 
@@ -34,10 +35,10 @@ def test_builtins_in_order_with_their_groups():
         ("debug", "Debug"),
         ("orchestrator", "Orchestrator"),
     ]
-    groups = {m.slug: [g.wire() for g in m.groups] for m in BUILTIN_MODES}
+    groups = {m.slug: [g.entry() for g in m.groups] for m in BUILTIN_MODES}
     assert groups == {
         "code": ["read", "edit", "command", "mcp"],
-        "architect": ["read", ["edit", {"fileRegex": r"\.md$", "description": "Markdown files only"}], "mcp"],
+        "architect": ["read", ("edit", GroupOptions(file_regex=r"\.md$", description="Markdown files only")), "mcp"],
         "ask": ["read", "mcp"],
         "debug": ["read", "edit", "command", "mcp"],
         "orchestrator": [],

@@ -285,7 +285,7 @@ class Session:
                     description=m.description,
                     when_to_use=m.when_to_use,
                     source=m.source,
-                    groups=[g.wire() for g in m.groups],
+                    groups=[g.entry() for g in m.groups],
                 )
                 for m in self.modes.modes
             ],

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from protocol import GroupEntry, GroupOptions
+
 from .patterns import Pattern
 
 #: Tool groups and the tools they enable (SPEC §1).
@@ -42,15 +44,12 @@ class Group:
     file_regex: Pattern | None = None
     description: str | None = None
 
-    def wire(self) -> str | list:
+    def entry(self) -> GroupEntry:
+        """The group as the protocol lists it: a name, or [name, {fileRegex, description}]."""
         if self.file_regex is None and self.description is None:
             return self.name
-        options: dict[str, str] = {}
-        if self.file_regex is not None:
-            options["fileRegex"] = self.file_regex.source
-        if self.description is not None:
-            options["description"] = self.description
-        return [self.name, options]
+        regex = self.file_regex.source if self.file_regex is not None else None
+        return (self.name, GroupOptions(file_regex=regex, description=self.description))
 
 
 @dataclass(frozen=True)
