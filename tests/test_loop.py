@@ -9,6 +9,7 @@ from helpers import chat, running
 from memory_host import MemoryHost
 from protocol import ChatSendParams
 from server.errors import BadRequest
+from server.state import StoredMessage
 from server.providers.scripted import NOT_CONFIGURED, SCRIPT_FINISHED
 
 
@@ -170,3 +171,18 @@ async def test_new_conversation_by_id_and_bad_requests(tmp_path):
             await session.send(ChatSendParams(text="x", conversation_id="c2", owner="nobody"))
         with pytest.raises(BadRequest, match="unknown conversation: nope"):
             session.history("nope")
+
+
+async def test_who_answers_a_message_that_mentions_nobody(tmp_path):
+    agents = [{"name": "helper", "topLevel": False}, {"name": "lead"}, {"name": "second"}]
+    async with running(tmp_path, [{"text": "a"}] * 4, agents=agents) as session:
+        assert session.responder(session.conversation_id) == "lead"  # the first top-level agent
+        await chat(session, "hi")
+        assert [u.agent for u in session.host.of_kind("turn_started")] == ["lead"]
+        await chat(session, "a new conversation, no owner", conversation_id="conv-plain")
+        assert session.host.of_kind("turn_started")[-1].agent == "lead"
+        await session.send(ChatSendParams(text="x", conversation_id="conv-new", owner="helper"))
+        await chat(session, "again", conversation_id="conv-new")
+        assert session.responder("conv-new") == "helper"  # the owner, then the last that spoke
+        session.store.add_message(StoredMessage("m-gone", "conv-new", "assistant", "old", "retired"))
+        assert session.responder("conv-new") == "helper"  # an agent no longer configured does not count

@@ -14,14 +14,14 @@ import anyio
 
 from protocol import MessageDelta, MessageUpdate, ToolCallUpdate, ToolError, TurnEnded, TurnStarted
 
+from ..errors import Denied
 from ..prompt import params_schema
 from ..providers import ChatMessage, ModelError, ModelRequest, ToolCallRequest, ToolSchema
+from ..providers.xmlcalls import XmlCallParser
 from ..state import StoredMessage
 from ..state.store import new_id
 from ..tools import TOOLS, ToolContext, run_tool
-from ..errors import Denied
 from .task import Task
-from ..providers.xmlcalls import XmlCallParser
 
 if TYPE_CHECKING:
     from .session import Session
@@ -61,10 +61,10 @@ class Turn:
         self.publish(MessageUpdate, turn_id=self.turn_id, role="system", text=text)
 
 
-async def run_turn(session: "Session", conversation_id: str, agent: str, woken_by: str | None = None) -> str:
+async def run_turn(session: "Session", conversation_id: str, agent: str) -> str:
     """One agent turn in a conversation; returns its outcome (also sent as `turn_ended`)."""
     turn = Turn(session, conversation_id, conversation_id, agent, new_id("turn-"))
-    turn.publish(TurnStarted, turn_id=turn.turn_id, woken_by=woken_by)
+    turn.publish(TurnStarted, turn_id=turn.turn_id)
     outcome = "failed"
     try:
         stop = lambda: session.cancel(conversation_id)  # noqa: E731 - the user cancels from the progress UI

@@ -63,25 +63,24 @@ class ConversationRuntime:
             task_status.started()
             await anyio.sleep_forever()
 
-    def wake(self, agent: str, woken_by: str | None = None) -> None:
+    def wake(self, agent: str) -> None:
         if agent in self.running:
             self.pending.add(agent)  # it runs again once its current turn ends
             return
         assert self._tg is not None
         scope = self.running[agent] = anyio.CancelScope()
-        self._tg.start_soon(self._agent, agent, scope, woken_by)
+        self._tg.start_soon(self._agent, agent, scope)
 
-    async def _agent(self, agent: str, scope: anyio.CancelScope, woken_by: str | None) -> None:
+    async def _agent(self, agent: str, scope: anyio.CancelScope) -> None:
         from .loop import run_turn
 
         try:
             with scope:
                 while True:
-                    await run_turn(self.session, self.id, agent, woken_by)
+                    await run_turn(self.session, self.id, agent)
                     if agent not in self.pending:
                         break
                     self.pending.discard(agent)
-                    woken_by = None
         finally:
             self.running.pop(agent, None)
         if agent in self.pending:  # a message arrived after a cancel
@@ -110,7 +109,7 @@ class Session:
         self._started: anyio.Event | None = None
         self._conversations: dict[str, ConversationRuntime] = {}
         # back where the workspace was: mode, phase, conversation
-        saved = self.store.get_meta("mode", DEFAULT_MODE) or DEFAULT_MODE
+        saved = self.store.get_meta("mode", DEFAULT_MODE)
         self.mode_slug = saved if self.modes.get(saved) else DEFAULT_MODE
         self.phase = self.store.get_meta("phase", "act") or "act"
         self.conversation_id = self.store.get_meta("conversation") or self._new_conversation()
@@ -120,9 +119,9 @@ class Session:
             return self.workspace.root / Path(settings.state_dir).expanduser()
         return self.workspace.root / ".modus" / "state"
 
-    def _new_conversation(self, owner: str | None = None) -> str:
+    def _new_conversation(self) -> str:
         cid = new_id("conv-")
-        self.store.ensure_conversation(cid, owner)
+        self.store.ensure_conversation(cid)
         self.store.set_meta(conversation=cid)
         return cid
 
@@ -157,9 +156,9 @@ class Session:
     def responder(self, conversation_id: str) -> str:
         """Who answers a message that mentions nobody (SPEC §5)."""
         names = [a.name for a in self.settings.agents]
-        for message in reversed(self.store.messages(conversation_id)):
-            if message.role == "assistant" and message.agent in names:
-                return message.agent
+        last = self.store.last_speaker(conversation_id, names)
+        if last is not None:
+            return last
         owner = self.store.conversation_owner(conversation_id)
         if owner in names:
             return owner
@@ -177,18 +176,25 @@ class Session:
             return task
         return self._build(agent, mode, replaces=task)
 
+    def _prompt_context(self, mode: Mode, phase: str, agent: str) -> PromptContext:
+        config = self.agent(agent)
+        return PromptContext(
+            mode=mode,
+            phase=phase,
+            tools=enabled_tools(mode, phase, self.settings.yolo),
+            modes=self.modes.modes,
+            workspace=self.workspace.root,
+            yolo=self.settings.yolo,
+            agent=agent,
+            agent_instructions=config.instructions if config else None,
+        )
+
     def _build(self, agent: str, mode: Mode, replaces: Task | None) -> Task:
         config = self.agent(agent)
         task = build_task(
-            mode=mode,
-            phase=self.phase,
-            agent=agent,
+            context=self._prompt_context(mode, self.phase, agent),
             agent_model=config.model if config else None,
-            agent_instructions=config.instructions if config else None,
             models=self.settings.models,
-            yolo=self.settings.yolo,
-            all_modes=self.modes.modes,
-            workspace=self.workspace.root,
             cursor=self.cursors.setdefault(agent, ScriptCursor()),
             generation=self.generation,
         )
@@ -250,28 +256,15 @@ class Session:
         if mode is None:
             raise BadRequest(f"Invalid mode: {params.mode}")
         agent = params.agent or self.responder(self.conversation_id)
-        config = self.agent(agent)
-        if config is None:
+        if self.agent(agent) is None:
             raise BadRequest(f"agent: unknown agent: {agent}")
-        phase = params.phase or self.phase
-        tools = enabled_tools(mode, phase, self.settings.yolo)
-        prompt = build_prompt(
-            PromptContext(
-                mode=mode,
-                phase=phase,
-                tools=tools,
-                modes=self.modes.modes,
-                workspace=self.workspace.root,
-                yolo=self.settings.yolo,
-                agent=agent,
-                agent_instructions=config.instructions,
-            )
-        )
+        context = self._prompt_context(mode, params.phase or self.phase, agent)
+        prompt = build_prompt(context)
         return PromptGetResult(
             text=prompt.text,
             sections=[PromptSection(id=s.id, text=s.text) for s in prompt.sections],
-            tools=[t.name for t in tools],
-            environment_details=environment_details(mode, phase, self.workspace.root),
+            tools=[t.name for t in context.tools],
+            environment_details=environment_details(mode, context.phase, self.workspace.root),
         )
 
     def list_modes(self) -> ModesListResult:
@@ -304,21 +297,18 @@ class Session:
                 self.conversation_id = cid
                 self.store.set_meta(conversation=cid)
         agent = self.responder(cid)
-        task = self.task_for(agent)
-        message = self.store.add_message(
-            StoredMessage(
-                new_id("msg-"),
-                cid,
-                "user",
-                text,
-                None,
-                {"environmentDetails": environment_details(task.mode, task.phase, self.workspace.root)},
-            )
-        )
+        message = self._add_user_message(cid, text, self.task_for(agent))
         self.host.publish(MessageUpdate(conversation_id=cid, role="user", text=text))
         runtime = await self._runtime(cid)
         runtime.wake(agent)
         return ChatSendResult(conversation_id=cid, message_id=message.id, text=text, dispatched=[agent], mentions=[])
+
+    def _add_user_message(self, cid: str, text: str, task: Task, **metadata) -> StoredMessage:
+        """A user message, with the environment_details block the model gets with it."""
+        env = environment_details(task.mode, task.phase, self.workspace.root)
+        return self.store.add_message(
+            StoredMessage(new_id("msg-"), cid, "user", text, None, {"environmentDetails": env, **metadata})
+        )
 
     async def _runtime(self, cid: str) -> ConversationRuntime:
         runtime = self._conversations.get(cid)
@@ -356,16 +346,7 @@ class Session:
         child = new_id("conv-")
         self.store.ensure_conversation(child, ctx.agent, parent_id=ctx.conversation_id)
         task = self.switch_mode(mode, by="model", reason=f"Subtask: {message.splitlines()[0][:80]}", agent=ctx.agent)
-        self.store.add_message(
-            StoredMessage(
-                new_id("msg-"),
-                child,
-                "user",
-                message,
-                None,
-                {"environmentDetails": environment_details(task.mode, task.phase, self.workspace.root), "parentConversation": ctx.conversation_id},
-            )
-        )
+        self._add_user_message(child, message, task, parentConversation=ctx.conversation_id)
         try:
             outcome, result = await run_loop(Turn(self, ctx.conversation_id, child, ctx.agent, ctx.turn_id))
         finally:

@@ -6,7 +6,6 @@ A task is never changed: switching mode or phase builds a new one and the old on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from protocol import Model, ModelsConfig, TaskInfo, TaskModel
 
@@ -71,41 +70,22 @@ def enabled_tools(mode: Mode, phase: str, yolo: bool) -> tuple[ToolSpec, ...]:
 
 def build_task(
     *,
-    mode: Mode,
-    phase: str,
-    agent: str,
+    context: PromptContext,
     agent_model: Model | None,
-    agent_instructions: str | None,
     models: ModelsConfig,
-    yolo: bool,
-    all_modes: tuple[Mode, ...],
-    workspace: Path,
     cursor: ScriptCursor,
     generation: int,
 ) -> Task:
-    """The one task factory."""
-    config = resolve_model(models, mode.slug, phase, agent_model)
-    tools = enabled_tools(mode, phase, yolo)
-    prompt = build_prompt(
-        PromptContext(
-            mode=mode,
-            phase=phase,
-            tools=tools,
-            modes=all_modes,
-            workspace=workspace,
-            yolo=yolo,
-            agent=agent,
-            agent_instructions=agent_instructions,
-        )
-    )
+    """The one task factory: the model for (mode, phase, agent), the prompt and the tool set."""
+    config = resolve_model(models, context.mode.slug, context.phase, agent_model)
     return Task(
         id=new_id("task-"),
-        agent=agent,
-        mode=mode,
-        phase=phase,
+        agent=context.agent,
+        mode=context.mode,
+        phase=context.phase,
         model_config=config,
-        model=open_model(config, workspace=workspace, cursor=cursor),
-        prompt=prompt,
-        tools=frozenset(t.name for t in tools),
+        model=open_model(config, workspace=context.workspace, cursor=cursor),
+        prompt=build_prompt(context),
+        tools=frozenset(t.name for t in context.tools),
         generation=generation,
     )

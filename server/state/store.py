@@ -127,6 +127,18 @@ class Store:
         )
         return message
 
+    def last_speaker(self, conversation_id: str, agents: list[str]) -> str | None:
+        """The agent among `agents` that spoke last in the conversation."""
+        if not agents:
+            return None
+        marks = ",".join("?" * len(agents))
+        row = self.db.execute(
+            f"SELECT agent FROM messages WHERE conversation_id = ? AND role = 'assistant' AND agent IN ({marks}) "
+            "ORDER BY seq DESC LIMIT 1",
+            (conversation_id, *agents),
+        ).fetchone()
+        return row[0] if row else None
+
     def messages(self, conversation_id: str) -> list[StoredMessage]:
         return list(self._messages(conversation_id))
 
