@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -115,14 +116,8 @@ def _scan(folder: Path) -> list[str]:
 
 def _walk(folder: Path) -> list[str]:
     """Files (as ripgrep sees them: .gitignore respected) and the folders that hold them."""
-    skipped = [arg for d in sorted(SKIP_DIRS) for arg in ("--glob", f"!{d}")]  # as the walk by hand below
+    skipped = [arg for d in sorted(SKIP_DIRS) for arg in ("--glob", f"!{d}")]
     files = _rg_lines(["--files", "--hidden", "--no-require-git", *skipped], folder)
-    if files is None:  # no ripgrep: walk by hand
-        files = []
-        for root, dirs, names in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-            rel = Path(root).relative_to(folder)
-            files += [(rel / n).as_posix() for n in names]
     folders = {Path(f).parent.as_posix() + "/" for f in files} - {"./"}
     for f in list(folders):
         parts = Path(f).parts
@@ -140,12 +135,10 @@ def rg_binary() -> str | None:
     return shutil.which("rg")
 
 
-def _rg_lines(args: list[str], cwd: Path) -> list[str] | None:
-    import subprocess
-
+def _rg_lines(args: list[str], cwd: Path) -> list[str]:
     rg = rg_binary()
     if rg is None:
-        return None
+        raise ToolError("ripgrep (rg) is not installed; Modus lists and searches files with it.")
     proc = subprocess.run([rg, *args], cwd=cwd, capture_output=True, text=True)
     return [line for line in proc.stdout.splitlines() if line]
 
@@ -180,7 +173,7 @@ async def _search_files(ctx: ToolContext, p: SearchFilesParams, paths: list[Work
 
 def _format_rg(output: str) -> str:
     """ripgrep's JSON lines as `# file` sections of numbered lines, matches and context."""
-    sections: dict[str, list[tuple[int, str, bool]]] = {}
+    sections: dict[str, list[tuple[int, str]]] = {}
     matches = 0
     for line in output.splitlines():
         event = json.loads(line)
@@ -188,13 +181,12 @@ def _format_rg(output: str) -> str:
             continue
         data = event["data"]
         path = data["path"].get("text", "").removeprefix("./")  # rg prints "./x" when searching "."
-        is_match = event["type"] == "match"
-        if is_match:
+        if event["type"] == "match":
             matches += 1
             if matches > MAX_SEARCH_RESULTS:
                 break
         text = data["lines"].get("text", "").rstrip("\n")
-        sections.setdefault(path, []).append((data["line_number"], text, is_match))
+        sections.setdefault(path, []).append((data["line_number"], text))
     if not matches:
         return "Found 0 results."
     shown = min(matches, MAX_SEARCH_RESULTS)
@@ -202,7 +194,7 @@ def _format_rg(output: str) -> str:
     for path, rows in sections.items():
         out.append(f"\n# {path}")
         previous = None
-        for number, text, _ in rows:
+        for number, text in rows:
             if previous is not None and number > previous + 1:
                 out.append("----")
             out.append(f"{number:>4} | {text}")

@@ -2,54 +2,47 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import field_validator
+from pydantic import BeforeValidator, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
+from ..errors import InvalidParams, ToolError
+from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 
 if TYPE_CHECKING:
     from ..workspace import WorkspacePath
 
-from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
-from ..errors import InvalidParams, ToolError
 
-
-def _trimmed_or_none(value: Any) -> Any:
-    if isinstance(value, str):
-        value = value.strip()
-        return value or None
-    return value
-
-
-def _required(value: Any, name: str) -> Any:
+def _required(value: Any, info: ValidationInfo) -> Any:
     """A blank string counts as a missing parameter."""
     if isinstance(value, str):
         value = value.strip()
         if not value:
+            name = info.field_name
             raise PydanticCustomError("missing_param", "Missing value for required parameter '{name}'", {"name": name})
     return value
+
+
+def _trimmed_or_none(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip() or None
+    return value
+
+
+#: A text parameter that must say something (surrounding blanks trimmed).
+Required = Annotated[str, BeforeValidator(_required)]
+#: An optional text parameter: blanks trimmed, empty counts as not given.
+Trimmed = Annotated[str | None, BeforeValidator(_trimmed_or_none)]
 
 
 # ---------------------------------------------------------------- switch_mode
 
 
 class SwitchModeParams(Params):
-    mode_slug: str
-    reason: str | None = None
-
-    @field_validator("reason", mode="before")
-    @classmethod
-    def _blank_reason_is_none(cls, value: Any) -> Any:
-        return _trimmed_or_none(value)
-
-    @field_validator("mode_slug", mode="before")
-    @classmethod
-    def _slug_given(cls, value: Any) -> Any:
-        return _required(value, "mode_slug")
+    mode_slug: Required
+    reason: Trimmed = None
 
 
 async def _switch_mode(ctx: ToolContext, p: SwitchModeParams, paths: list[WorkspacePath]) -> Prepared:
@@ -77,14 +70,9 @@ async def _switch_mode(ctx: ToolContext, p: SwitchModeParams, paths: list[Worksp
 
 
 class NewTaskParams(Params):
-    mode: str
+    mode: Required
     message: str
     todos: str | list[str] | None = None
-
-    @field_validator("mode", mode="before")
-    @classmethod
-    def _mode_given(cls, value: Any) -> Any:
-        return _required(value, "mode")
 
 
 async def _new_task(ctx: ToolContext, p: NewTaskParams, paths: list[WorkspacePath]) -> Prepared:
