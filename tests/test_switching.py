@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from helpers import call_tool, chat, make_session, running, write_script
+from helpers import call_tool, chat, make_session, running
 from memory_host import MemoryHost
 from protocol import ApprovalResponse
 
@@ -198,7 +198,6 @@ async def test_a_switch_in_a_script_changes_what_the_next_call_may_do(tmp_path):
 
 
 async def test_script_cursor_survives_task_rebuilds(tmp_path):
-    write_script(tmp_path, [{"text": "one"}, {"text": "two"}])
     async with running(tmp_path, [{"text": "one"}, {"text": "two"}]) as session:
         await chat(session, "a")
         session.switch_mode("ask", by="user")

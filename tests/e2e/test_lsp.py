@@ -295,3 +295,25 @@ async def test_a_session_that_cannot_start_says_why_and_the_server_stays_up(edit
         with pytest.raises(JsonRpcException) as raised:
             await editor.request(methods.STATE)
         assert raised.value.code == -32603 and "could not start" in raised.value.message
+
+
+async def test_did_save_reloads_a_mode_file_and_the_global_file_is_read(editor, workspace):
+    global_file = editor.config_home / "modus" / "modes.yaml"
+    global_file.parent.mkdir(parents=True)
+    global_file.write_text("customModes:\n  - slug: mine\n    name: Mine\n    roleDefinition: r\n    groups: [read]\n")
+    mode_file = workspace / ".roomodes"
+    mode_file.write_text('{"customModes": []}')
+    await editor.start()
+    listed = await editor.request(methods.MODES_LIST)
+    assert (listed["modes"][-1]["slug"], listed["modes"][-1]["source"]) == ("mine", "global")
+
+    mode_file.write_text('{"customModes": [{"slug": "mine", "name": "Project Mine", "roleDefinition": "r", "groups": ["reed"]}]}')
+    editor.client.text_document_did_save(lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=mode_file.as_uri())))
+    [problem] = await editor.wait_for(lambda: editor.client.diagnostics.get(mode_file.as_uri()))
+    assert "unknown group 'reed'" in problem.message and problem.range.start.line == 0
+
+
+async def test_server_log_lines_reach_the_client(editor, workspace):
+    await editor.start()
+    await editor.wait_for(lambda: editor.client.log_messages)
+    assert any(f"workspace {workspace}" in m.message for m in editor.client.log_messages)

@@ -21,9 +21,9 @@ from server.lsp.server import converter
 class RawServer:
     """The server over stdio, spoken to byte by byte."""
 
-    def __init__(self, workspace: Path):
+    def __init__(self, workspace: Path, command: list[str] | None = None):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server"],
+            command or [sys.executable, "-m", "server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -119,6 +119,15 @@ def test_requests_before_initialize_are_refused_politely(tmp_path):
         assert error["code"] == -32602 and "initialize" in error["message"]
     finally:
         server.proc.kill()
+
+
+def test_the_modus_console_script_serves_stdio(tmp_path):
+    server = RawServer(tmp_path, [str(Path(sys.executable).parent / "modus"), "serve"])
+    server.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
+    assert server.response(0)["result"]["serverInfo"]["name"] == "modus"
+    server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    assert state_works(server, 1)
+    assert server.close() == 0
 
 
 def test_version_and_help():
