@@ -415,7 +415,8 @@ Update = Annotated[
 
 
 class ApprovalRequest(Wire):
-    kind: Literal["switch_mode", "tool", "plan", "subtask"]
+    #: `continue`: the turn reached maxRequestsPerTurn; approving lets it go on.
+    kind: Literal["switch_mode", "tool", "plan", "subtask", "continue"]
     title: str
     detail: str
     tool: Opt[str] = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Literal, Protocol, Sequence
 
 from protocol import ApprovalRequest, ApprovalResponse
 
@@ -34,6 +34,9 @@ class EditOutcome:
 class Host(Protocol):
     def publish(self, update) -> None:
         """Send one `modus/update` (a protocol Update model)."""
+
+    def show_message(self, level: Literal["error", "warning", "info"], text: str) -> None:
+        """Tell the user something that is not part of a conversation (a notification)."""
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalResponse:
         """Ask the user; `modus/approval` or a fallback the client understands."""

@@ -26,12 +26,16 @@ class MemoryHost:
         self.diagnostics: dict[Path, list] = {}
         self.buffers: dict[Path, str] = {}
         self.progress_titles: list[str] = []
+        self.messages: list[tuple[str, str]] = []
         self._approve = approve or (lambda r: ApprovalResponse(decision="approve"))
         self._applies = applies_edits
         self._accept = accept_edits
 
     def publish(self, update) -> None:
         self.updates.append(update)
+
+    def show_message(self, level: str, text: str) -> None:
+        self.messages.append((level, text))
 
     def kinds(self) -> list[str]:
         return [u.kind for u in self.updates]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from protocol import MessageDelta, MessageUpdate, ToolCallUpdate, ToolError, TurnEnded, TurnStarted
+from protocol import ApprovalRequest, MessageDelta, MessageUpdate, ToolCallUpdate, ToolError, TurnEnded, TurnStarted
 
 from ..errors import Denied
 from ..prompt import params_schema
@@ -52,7 +52,7 @@ class Turn:
         )
 
     def record(self, role: str, text: str, **metadata) -> StoredMessage:
-        return self.session.store.add_message(
+        return self.session.add_message(
             StoredMessage(new_id("msg-"), self.history_id, role, text, self.agent if role != "tool" else None, metadata)
         )
 
@@ -64,6 +64,7 @@ class Turn:
 async def run_turn(session: "Session", conversation_id: str, agent: str) -> str:
     """One agent turn in a conversation; returns its outcome (also sent as `turn_ended`)."""
     turn = Turn(session, conversation_id, conversation_id, agent, new_id("turn-"))
+    session.store.start_turn(turn.turn_id, conversation_id, agent)
     turn.publish(TurnStarted, turn_id=turn.turn_id)
     outcome = "failed"
     try:
@@ -80,6 +81,7 @@ async def run_turn(session: "Session", conversation_id: str, agent: str) -> str:
         log.exception("turn %s failed", turn.turn_id)
         turn.system(f"Internal error in the agent loop: {type(exc).__name__}: {exc}")
     finally:
+        session.store.end_turn(turn.turn_id, outcome)
         turn.publish(TurnEnded, turn_id=turn.turn_id, outcome=outcome)
     return outcome
 
@@ -88,7 +90,14 @@ async def run_loop(turn: Turn) -> tuple[str, str | None]:
     """(outcome, attempt_completion result if any)."""
     settings = turn.session.settings
     mistakes = 0
-    for _ in range(settings.max_requests_per_turn):
+    requests = 0
+    while True:
+        if requests == settings.max_requests_per_turn:
+            if not await _may_go_on(turn, requests):
+                turn.system(f"Stopped after {requests} model requests in one turn (maxRequestsPerTurn): the user chose not to continue.")
+                return "cancelled", None
+            requests = 0
+        requests += 1
         task = turn.session.task_for(turn.agent)
         calls = await _ask_model(turn, task)
         if not calls:
@@ -115,8 +124,21 @@ async def run_loop(turn: Turn) -> tuple[str, str | None]:
                 f"Stopped: {mistakes} tool calls in a row failed. Tell the agent how to go on, or rephrase the request."
             )
             return "failed", None
-    turn.system(f"Stopped after {settings.max_requests_per_turn} model requests in one turn (maxRequestsPerTurn).")
-    return "failed", None
+
+
+async def _may_go_on(turn: Turn, requests: int) -> bool:
+    """At maxRequestsPerTurn the user decides whether the turn goes on (yolo: it does)."""
+    if turn.session.settings.yolo:
+        return True
+    answer = await turn.session.host.request_approval(
+        ApprovalRequest(
+            kind="continue",
+            title=f"{turn.agent} has made {requests} model requests in this turn. Continue?",
+            detail=f"Approve to allow {requests} more (the maxRequestsPerTurn setting); deny to stop the turn here.",
+            agent=turn.agent,
+        )
+    )
+    return answer.decision == "approve"
 
 
 async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
@@ -131,7 +153,7 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
 
     request = ModelRequest(
         system=task.prompt.text,
-        messages=tuple(_model_messages(turn)),
+        messages=tuple(turn.session.histories.get(turn.history_id).messages),
         tools=tuple(ToolSchema(n, TOOLS[n].description, params_schema(TOOLS[n].params)) for n in TOOLS if n in task.tools),
     )
     reply = await task.model.complete(request, on_text)
@@ -191,26 +213,3 @@ def _close_open_calls(turn: Turn, text: str) -> None:
             status="failed",
             error=ToolError(type="Cancelled", message=text),
         )
-
-
-def _model_messages(turn: Turn) -> list[ChatMessage]:
-    """The history as the model sees it. Native calls and their results stay paired (tool_use /
-    tool_result); a call the model wrote as XML gets its result back as user text, Roo style."""
-    out: list[ChatMessage] = []
-    native: set[str] = set()
-    for m in turn.session.store.messages(turn.history_id):
-        if m.role == "user":
-            env = m.metadata.get("environmentDetails")
-            out.append(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
-        elif m.role == "assistant":
-            calls = [c for c in m.metadata.get("toolCalls", ()) if c.get("native")]
-            native.update(c["id"] for c in calls)
-            requests = tuple(ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in calls)
-            out.append(ChatMessage("assistant", m.metadata.get("raw", m.text), requests, state=m.metadata.get("providerState")))
-        elif m.role == "tool":
-            call_id, name = m.metadata.get("toolCallId"), m.metadata.get("name")
-            if call_id in native:
-                out.append(ChatMessage("tool", m.text, tool_call_id=call_id, tool_name=name, is_error=bool(m.metadata.get("isError"))))
-            else:
-                out.append(ChatMessage("user", f"[{name}] Result:\n{m.text}"))
-    return out

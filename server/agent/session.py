@@ -42,13 +42,21 @@ from ..state import Store, StoredMessage
 from ..state.store import new_id
 from ..tools import ToolContext
 from ..workspace import Workspace
+from .history import Histories
 from .task import Task, build_task, enabled_tools
 
 log = logging.getLogger(__name__)
 
+INTERRUPTED_CALL = "The turn was interrupted: Modus stopped before this tool call returned a result. Check the state before you retry."
+INTERRUPTED_TURN = "The turn of {agent} was interrupted: Modus stopped before it ended."
+
 
 class ConversationRuntime:
-    """The running side of one conversation: its task group and the agents' turns in it."""
+    """The running side of one conversation: its task group and the agents' turns in it.
+
+    It lives while turns run: when the last one ends, its task group closes and the session
+    lets it go (an idle conversation costs nothing but its rows in the store).
+    """
 
     def __init__(self, session: "Session", conversation_id: str):
         self.session = session
@@ -56,20 +64,27 @@ class ConversationRuntime:
         self.running: dict[str, anyio.CancelScope] = {}
         self.pending: set[str] = set()
         self._tg: TaskGroup | None = None
+        self._queued: list[str] = []
 
-    async def serve(self, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            task_status.started()
-            await anyio.sleep_forever()
+    async def serve(self) -> None:
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                for agent in self._queued:
+                    self.wake(agent)
+                self._queued.clear()
+        finally:
+            self._tg = None
+            self.session._released(self)
 
     def wake(self, agent: str) -> None:
         if agent in self.running:
             self.pending.add(agent)  # it runs again once its current turn ends
-            return
-        assert self._tg is not None
-        scope = self.running[agent] = anyio.CancelScope()
-        self._tg.start_soon(self._agent, agent, scope)
+        elif self._tg is None:
+            self._queued.append(agent)  # serve() has not started yet
+        else:
+            scope = self.running[agent] = anyio.CancelScope()
+            self._tg.start_soon(self._agent, agent, scope)
 
     async def _agent(self, agent: str, scope: anyio.CancelScope) -> None:
         from .loop import run_turn
@@ -89,6 +104,7 @@ class ConversationRuntime:
 
     def cancel(self) -> bool:
         self.pending.clear()
+        self._queued.clear()
         for scope in self.running.values():
             scope.cancel()
         return bool(self.running)
@@ -102,6 +118,9 @@ class Session:
         self.generation = 0
         self.modes = ModeRegistry(workspace.root, global_modes)
         self.store = Store(self._state_dir(settings))
+        if self.store.recovered is not None:
+            host.show_message("warning", self.store.recovered.message())
+        self.histories = Histories(self.store)
         self.cursors: dict[str, ScriptCursor] = {}
         self.tasks: dict[str, Task] = {}
         self._settle_until = 0.0
@@ -113,6 +132,7 @@ class Session:
         self.mode_slug = saved if self.modes.get(saved) else DEFAULT_MODE
         self.phase = self.store.get_meta("phase", "act") or "act"
         self.conversation_id = self.store.get_meta("conversation") or self._new_conversation()
+        self._close_interrupted_turns()
 
     def _state_dir(self, settings: Settings) -> Path:
         if settings.state_dir:
@@ -124,6 +144,27 @@ class Session:
         self.store.ensure_conversation(cid)
         self.store.set_meta(conversation=cid)
         return cid
+
+    def _close_interrupted_turns(self) -> None:
+        """Turns that were running when the server stopped (a crash, a kill): each tool call left
+        without a result gets one, so the history stays well formed for the provider, and the
+        turn is marked `interrupted`."""
+        for turn_id, cid, agent in self.store.open_turns():
+            for history_id in self.store.subconversations(cid):
+                for call in self.store.unanswered_calls(history_id):
+                    self.add_message(
+                        StoredMessage(new_id("msg-"), history_id, "tool", INTERRUPTED_CALL, None,
+                                      {"toolCallId": call.get("id"), "name": call.get("name"), "isError": True})
+                    )
+            self.add_message(StoredMessage(new_id("msg-"), cid, "system", INTERRUPTED_TURN.format(agent=agent), agent, {"turnId": turn_id}))
+            self.store.end_turn(turn_id, "interrupted")
+            log.warning("turn %s of %s was interrupted when Modus stopped; its open tool calls were closed", turn_id, agent)
+
+    def add_message(self, message: StoredMessage) -> StoredMessage:
+        """Every message is written here: to the store, and to the history the model reads."""
+        self.store.add_message(message)
+        self.histories.written(message)
+        return message
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator["Session"]:
@@ -299,18 +340,16 @@ class Session:
         agent = self.responder(cid)
         message = self._add_user_message(cid, text, self.task_for(agent))
         self.host.publish(MessageUpdate(conversation_id=cid, role="user", text=text))
-        runtime = await self._runtime(cid)
-        runtime.wake(agent)
+        await self._wake(cid, agent)
         return ChatSendResult(conversation_id=cid, message_id=message.id, text=text, dispatched=[agent], mentions=[])
 
     def _add_user_message(self, cid: str, text: str, task: Task, **metadata) -> StoredMessage:
         """A user message, with the environment_details block the model gets with it."""
         env = environment_details(task.mode, task.phase, self.workspace.root)
-        return self.store.add_message(
-            StoredMessage(new_id("msg-"), cid, "user", text, None, {"environmentDetails": env, **metadata})
-        )
+        return self.add_message(StoredMessage(new_id("msg-"), cid, "user", text, None, {"environmentDetails": env, **metadata}))
 
-    async def _runtime(self, cid: str) -> ConversationRuntime:
+    async def _wake(self, cid: str, agent: str) -> None:
+        """Start (or queue) the agent's turn in the conversation's runtime, made when needed."""
         runtime = self._conversations.get(cid)
         if runtime is None:
             if self._tg is None:  # the session's task group is about to start
@@ -319,8 +358,12 @@ class Session:
                     await self._started.wait()
             assert self._tg is not None
             runtime = self._conversations[cid] = ConversationRuntime(self, cid)
-            await self._tg.start(runtime.serve)
-        return runtime
+            self._tg.start_soon(runtime.serve)
+        runtime.wake(agent)
+
+    def _released(self, runtime: ConversationRuntime) -> None:
+        if self._conversations.get(runtime.id) is runtime:
+            del self._conversations[runtime.id]
 
     def cancel(self, conversation_id: str) -> bool:
         runtime = self._conversations.get(conversation_id)

@@ -57,6 +57,10 @@ class LspHost:
     def publish(self, update) -> None:
         self.server.protocol.notify(methods.UPDATE, update.wire())
 
+    def show_message(self, level: str, text: str) -> None:
+        kind = {"error": lsp.MessageType.Error, "warning": lsp.MessageType.Warning}.get(level, lsp.MessageType.Info)
+        self.server.window_show_message(lsp.ShowMessageParams(type=kind, message=f"Modus: {text}"))
+
     def publish_diagnostics(self, path: Path, diagnostics: Sequence[Diagnostic]) -> None:
         self.server.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(

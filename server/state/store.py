@@ -1,8 +1,14 @@
-"""SQLite store. Writes commit before the update that announces them goes out."""
+"""SQLite store. Writes commit before the update that announces them goes out.
+
+A file that is not a database (or is corrupt) is moved aside, never deleted, and a fresh one
+is started: `Store.recovered` says where both are, so the user can be told.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sqlite3
 import time
 import uuid
@@ -32,6 +38,14 @@ CREATE TABLE IF NOT EXISTS messages (
     created_at      REAL NOT NULL,
     UNIQUE (conversation_id, seq)
 );
+CREATE TABLE IF NOT EXISTS turns (
+    id              TEXT PRIMARY KEY,
+    conversation_id TEXT NOT NULL,
+    agent           TEXT NOT NULL,
+    started_at      REAL NOT NULL,
+    outcome         TEXT
+);
+CREATE INDEX IF NOT EXISTS turns_open ON turns(outcome) WHERE outcome IS NULL;
 CREATE TABLE IF NOT EXISTS tasks (
     id              TEXT PRIMARY KEY,
     conversation_id TEXT,
@@ -55,29 +69,101 @@ class StoredMessage:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+log = logging.getLogger(__name__)
+
+DB_NAME = "modus.sqlite3"
+_CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
 def new_id(prefix: str = "") -> str:
     return prefix + uuid.uuid4().hex[:16]
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """A corrupt database file that was moved aside, and the fresh one started in its place."""
+
+    reason: str
+    moved_to: Path
+    fresh: Path
+
+    def message(self) -> str:
+        return (
+            f"The Modus state database {self.fresh} could not be read ({self.reason}). "
+            f"It was moved to {self.moved_to} (kept, not deleted) and a fresh database was started at {self.fresh}."
+        )
 
 
 class Store:
     def __init__(self, directory: Path | None):
         """A store in `directory` (created), or in memory when None."""
+        self.recovered: Recovered | None = None
         if directory is None:
-            target = ":memory:"
-        else:
-            directory.mkdir(parents=True, exist_ok=True)
-            ignore = directory / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n", encoding="utf-8")
-            target = str(directory / "modus.sqlite3")
-        self.db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
+            self.db = _open(":memory:")
+            return
+        directory.mkdir(parents=True, exist_ok=True)
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n", encoding="utf-8")
+        path = directory / DB_NAME
+        try:
+            self.db = _open(str(path))
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", None) not in _CORRUPT:
+                raise
+            self.recovered = Recovered(str(exc), _move_aside(path), path)
+            log.warning("%s", self.recovered.message())
+            self.db = _open(str(path))
 
     def close(self) -> None:
         self.db.close()
+
+    # -- turns: a turn without an outcome was running when the server stopped
+
+    def start_turn(self, turn_id: str, conversation_id: str, agent: str) -> None:
+        self.db.execute(
+            "INSERT INTO turns(id, conversation_id, agent, started_at) VALUES (?, ?, ?, ?)",
+            (turn_id, conversation_id, agent, time.time()),
+        )
+
+    def end_turn(self, turn_id: str, outcome: str) -> None:
+        self.db.execute("UPDATE turns SET outcome = ? WHERE id = ?", (outcome, turn_id))
+
+    def open_turns(self) -> list[tuple[str, str, str]]:
+        """(turn id, conversation id, agent) of turns that never ended."""
+        return self.db.execute("SELECT id, conversation_id, agent FROM turns WHERE outcome IS NULL ORDER BY started_at").fetchall()
+
+    def turn_outcome(self, turn_id: str) -> str | None:
+        row = self.db.execute("SELECT outcome FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        return row[0] if row else None
+
+    def unanswered_calls(self, conversation_id: str) -> list[dict[str, Any]]:
+        """Tool calls of the conversation's last assistant message that have no result.
+
+        Results are written right after their reply, so only the last reply can have open calls."""
+        row = self.db.execute(
+            "SELECT seq, metadata FROM messages WHERE conversation_id = ? AND role = 'assistant' ORDER BY seq DESC LIMIT 1",
+            (conversation_id,),
+        ).fetchone()
+        if row is None:
+            return []
+        calls = json.loads(row[1]).get("toolCalls", [])
+        answered = {
+            json.loads(m).get("toolCallId")
+            for (m,) in self.db.execute(
+                "SELECT metadata FROM messages WHERE conversation_id = ? AND role = 'tool' AND seq > ?", (conversation_id, row[0])
+            )
+        }
+        return [c for c in calls if c.get("id") not in answered]
+
+    def subconversations(self, conversation_id: str) -> list[str]:
+        """The conversation and its subtasks' conversations, all levels down."""
+        rows = self.db.execute(
+            "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT c.id FROM conversations c JOIN tree ON c.parent_id = tree.id) "
+            "SELECT id FROM tree",
+            (conversation_id,),
+        )
+        return [r[0] for r in rows]
 
     # -- meta: small key/value facts about the workspace (current mode, phase, conversation)
 
@@ -171,3 +257,33 @@ class Store:
             return None
         keys = ("id", "conversation_id", "agent", "mode", "phase", "parent_id", "disposed_at")
         return dict(zip(keys, row, strict=True))
+
+
+def _open(target: str) -> sqlite3.Connection:
+    db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.executescript(SCHEMA)
+        db.execute("SELECT count(*) FROM meta").fetchone()
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename the database (and its WAL and shared-memory files) to a free `.corrupt-<time>` name."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        extra = path.with_name(path.name + suffix)
+        if extra.exists():
+            os.replace(extra, target.with_name(target.name + suffix))
+    return target

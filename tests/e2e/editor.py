@@ -7,6 +7,7 @@ update the server sends.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -31,12 +32,17 @@ class Editor:
         self.approvals: list[dict[str, Any]] = []
         self.message_requests: list[lsp.ShowMessageRequestParams] = []
         self.edits: list[lsp.ApplyWorkspaceEditParams] = []
-        self.decide: Callable[[dict], dict] = lambda request: {"decision": "approve"}
+        #: Answers an approval: a dict, or an awaitable of one (an answer that never comes, say).
+        self.decide: Callable[[dict], Any] = lambda request: {"decision": "approve"}
         self.apply_edits = True
         self._changed = asyncio.Event()
         c = self.client
         c.feature(methods.UPDATE)(lambda params: self._record(params))
-        c.feature(methods.APPROVAL)(lambda params: self._approval(params))
+
+        async def approval(params):
+            return await self._approval(params)
+
+        c.feature(methods.APPROVAL)(approval)
         c.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)(lambda params: self._message_request(params))
         c.feature(lsp.WORKSPACE_APPLY_EDIT)(lambda params: self._apply_edit(params))
 
@@ -60,6 +66,17 @@ class Editor:
         await self.client.shutdown_session()
         await self.client.stop()
 
+    async def kill(self) -> None:
+        """The server dies at once (SIGKILL): nothing of it gets to run, no shutdown."""
+        process = self.client._server
+        assert process is not None
+        for pending in list(self.client.protocol._request_futures.values()):
+            if isinstance(pending, asyncio.Task):  # our handlers of its requests (an approval waiting)
+                pending.cancel()
+        process.kill()
+        await process.wait()
+        await self.client.stop()
+
     async def request(self, method: str, params: Any = None) -> Any:
         return await self.client.protocol.send_request_async(method, {} if params is None else params)
 
@@ -72,9 +89,10 @@ class Editor:
         self.updates.append(update)
         self._changed.set()
 
-    def _approval(self, request: dict) -> dict:
+    async def _approval(self, request: dict) -> dict:
         self.approvals.append(request)
-        return self.decide(request)
+        answer = self.decide(request)
+        return await answer if inspect.isawaitable(answer) else answer
 
     def _message_request(self, params: lsp.ShowMessageRequestParams):
         self.message_requests.append(params)

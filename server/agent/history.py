@@ -1,0 +1,75 @@
+"""Conversations as the model sees them, kept in memory while they are live.
+
+A history is read from the store once: when a conversation is first used after the server
+started, or after it was let go for being idle. From then on each message is appended as it is
+written, so a model request costs the same at call 1,000 of a turn as at call 1.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable
+
+from ..providers import ChatMessage, ToolCallRequest
+from ..state import Store, StoredMessage
+
+#: Histories kept in memory; the least recently used beyond this are let go (the store keeps them).
+LIVE_HISTORIES = 8
+
+
+class ModelHistory:
+    """Native calls and their results stay paired (tool_use / tool_result); a call the model wrote
+    as XML gets its result back as user text, Roo style."""
+
+    def __init__(self, stored: Iterable[StoredMessage] = ()):
+        self.messages: list[ChatMessage] = []
+        self._native: set[str] = set()
+        for m in stored:
+            self.append(m)
+
+    def append(self, m: StoredMessage) -> None:
+        if m.role == "user":
+            env = m.metadata.get("environmentDetails")
+            self.messages.append(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
+        elif m.role == "assistant":
+            calls = [c for c in m.metadata.get("toolCalls", ()) if c.get("native")]
+            self._native.update(c["id"] for c in calls)
+            requests = tuple(ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in calls)
+            self.messages.append(
+                ChatMessage("assistant", m.metadata.get("raw", m.text), requests, state=m.metadata.get("providerState"))
+            )
+        elif m.role == "tool":
+            call_id, name = m.metadata.get("toolCallId"), m.metadata.get("name")
+            if call_id in self._native:
+                self._native.discard(call_id)
+                error = bool(m.metadata.get("isError"))
+                self.messages.append(ChatMessage("tool", m.text, tool_call_id=call_id, tool_name=name, is_error=error))
+            else:
+                self.messages.append(ChatMessage("user", f"[{name}] Result:\n{m.text}"))
+
+
+class Histories:
+    """The histories of the conversations in use, loaded on first use, appended on every write."""
+
+    def __init__(self, store: Store, capacity: int = LIVE_HISTORIES):
+        self.store = store
+        self.capacity = capacity
+        self._live: OrderedDict[str, ModelHistory] = OrderedDict()
+
+    def get(self, conversation_id: str) -> ModelHistory:
+        history = self._live.get(conversation_id)
+        if history is None:
+            history = self._live[conversation_id] = ModelHistory(self.store.messages(conversation_id))
+            while len(self._live) > self.capacity:
+                self._live.popitem(last=False)
+        else:
+            self._live.move_to_end(conversation_id)
+        return history
+
+    def written(self, m: StoredMessage) -> None:
+        history = self._live.get(m.conversation_id)
+        if history is not None:
+            history.append(m)
+
+    def __len__(self) -> int:
+        return len(self._live)

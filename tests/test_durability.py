@@ -1,0 +1,178 @@
+"""What survives a crash and a long session: interrupted turns, a corrupt database, memory that
+does not grow with the conversation, idle conversations let go, the request limit of a turn."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+
+from helpers import chat, make_session, running
+from memory_host import MemoryHost
+from protocol import ApprovalResponse
+from server.agent.session import INTERRUPTED_CALL, INTERRUPTED_TURN
+from server.state import StoredMessage
+from server.state.store import DB_NAME, Store
+
+
+def call(name, **arguments):
+    return {"name": name, "arguments": arguments}
+
+
+def crash_mid_call(root, native: bool) -> tuple[str, str]:
+    """A session whose turn stopped while a tool call waited (a kill: no end, no result)."""
+    session = make_session(root)
+    cid = session.conversation_id
+    session.store.start_turn("turn-1", cid, "modus")
+    session.add_message(StoredMessage("msg-u", cid, "user", "write it", None, {}))
+    calls = [{"id": "toolu_1", "name": "write_to_file", "arguments": {"path": "a.md", "content": "x"}, "native": native}]
+    session.add_message(StoredMessage("msg-a", cid, "assistant", "Writing.", "modus", {"toolCalls": calls}))
+    session.store.db.close()  # no clean end of anything
+    return cid, "toolu_1"
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_a_restart_closes_the_calls_of_an_interrupted_turn(tmp_path, native):
+    cid, call_id = crash_mid_call(tmp_path, native)
+    session = make_session(tmp_path)
+    try:
+        messages = session.history(cid).messages
+        assert [m.role for m in messages] == ["user", "assistant", "tool", "system"]
+        tool, system = messages[2], messages[3]
+        assert tool.text == INTERRUPTED_CALL
+        assert tool.metadata == {"toolCallId": call_id, "name": "write_to_file", "isError": True}
+        assert system.text == INTERRUPTED_TURN.format(agent="modus")
+        assert session.store.turn_outcome("turn-1") == "interrupted"
+        model = session.histories.get(cid).messages
+        if native:  # the provider gets every tool_use paired with its tool_result
+            assert [m.role for m in model] == ["user", "assistant", "tool"]
+            assert model[1].tool_calls[0].id == model[2].tool_call_id == call_id
+            assert model[2].is_error
+    finally:
+        session.close()
+    again = make_session(tmp_path)  # repaired once: nothing more on the next start
+    try:
+        assert len(again.history(cid).messages) == 4
+    finally:
+        again.close()
+
+
+async def test_the_conversation_goes_on_after_the_repair(tmp_path):
+    cid, _ = crash_mid_call(tmp_path, native=True)
+    async with running(tmp_path, [{"text": "Back again."}]) as session:
+        assert session.conversation_id == cid
+        assert await chat(session, "go on") == "completed"
+        assert session.history(cid).messages[-1].text == "Back again."
+
+
+def test_a_turn_that_ended_is_not_touched(tmp_path):
+    session = make_session(tmp_path)
+    cid = session.conversation_id
+    session.store.start_turn("turn-1", cid, "modus")
+    session.add_message(StoredMessage("msg-u", cid, "user", "hi", None, {}))
+    session.store.end_turn("turn-1", "completed")
+    session.close()
+    session = make_session(tmp_path)
+    try:
+        assert [m.role for m in session.history(cid).messages] == ["user"]
+        assert session.store.turn_outcome("turn-1") == "completed"
+    finally:
+        session.close()
+
+
+@pytest.mark.parametrize("garbage", [b"\x00" * 100, os.urandom(8192), b"SQLite format 3\x00" + os.urandom(4096)])
+def test_a_corrupt_database_is_moved_aside_and_a_fresh_one_started(tmp_path, garbage):
+    state = tmp_path / ".modus" / "state"
+    state.mkdir(parents=True)
+    (state / DB_NAME).write_bytes(garbage)
+    host = MemoryHost()
+    session = make_session(tmp_path, host)
+    try:
+        moved = [p for p in state.iterdir() if p.name.startswith(f"{DB_NAME}.corrupt-")]
+        assert len(moved) == 1 and moved[0].read_bytes() == garbage  # kept as it was
+        [(level, text)] = host.messages
+        assert level == "warning" and str(moved[0]) in text and str(state / DB_NAME) in text
+        assert session.state().mode.slug == "code"  # and the fresh one works
+    finally:
+        session.close()
+
+
+def test_a_database_that_cannot_be_opened_is_not_moved(tmp_path):
+    """Only a corrupt file is moved aside; any other failure is reported as it is."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / DB_NAME).mkdir()  # a folder where the file should be
+    with pytest.raises(sqlite3.OperationalError):
+        Store(state)
+    assert (state / DB_NAME).is_dir()
+
+
+async def test_a_long_turn_reads_the_store_once(tmp_path, monkeypatch):
+    """The model's view of the conversation is kept in memory and appended as messages are written."""
+    (tmp_path / "a.txt").write_text("x\n")
+    turns = [{"toolCalls": [call("read_file", path="a.txt")]}] * 30 + [{"text": "done"}]
+    reads = []
+    original = Store.messages
+    monkeypatch.setattr(Store, "messages", lambda self, cid: reads.append(cid) or original(self, cid))
+    async with running(tmp_path, turns, maxRequestsPerTurn=100) as session:
+        assert await chat(session, "read it thirty times") == "completed"
+        history = session.histories.get(session.conversation_id).messages
+        stored = original(session.store, session.conversation_id)
+    assert reads == [session.conversation_id]
+    assert len(history) == len(stored) == 1 + 31 + 30  # user, replies, results
+
+
+async def test_an_idle_conversation_is_let_go(tmp_path):
+    async with running(tmp_path, [{"text": "one"}, {"text": "two"}, {"text": "three"}]) as session:
+        for n in range(3):
+            await chat(session, f"message {n}", conversation_id=f"conv-{n}")
+            assert session._conversations == {}  # the runtime ended with its turn
+        assert len(session.histories) == 3
+
+
+async def test_histories_kept_in_memory_are_bounded(tmp_path):
+    turns = [{"text": "ok"}] * 12
+    async with running(tmp_path, turns) as session:
+        for n in range(12):
+            await chat(session, "hi", conversation_id=f"conv-{n}")
+        assert len(session.histories) == session.histories.capacity
+        # a conversation let go is read again from the store, whole
+        assert [m.role for m in session.histories.get("conv-0").messages] == ["user", "assistant"]
+
+
+def limit_script(n: int) -> list[dict]:
+    return [{"toolCalls": [call("read_file", path="a.txt")]}] * n + [{"text": "all done"}]
+
+
+@pytest.mark.parametrize(
+    "decision, outcome, asked",
+    [("approve", "completed", 2), ("deny", "cancelled", 1)],
+)
+async def test_at_the_request_limit_the_user_decides(tmp_path, decision, outcome, asked):
+    (tmp_path / "a.txt").write_text("x\n")
+    host = MemoryHost(approve=lambda r: ApprovalResponse(decision=decision))
+    async with running(tmp_path, limit_script(6), host=host, maxRequestsPerTurn=3) as session:  # 7 requests
+        assert await chat(session, "go") == outcome
+    assert len(host.approvals) == asked
+    first = host.approvals[0]
+    assert first.kind == "continue" and first.agent == "modus"
+    assert first.title == "modus has made 3 model requests in this turn. Continue?"
+    assert "maxRequestsPerTurn" in first.detail
+    completed = [u for u in host.of_kind("tool_call") if u.status == "completed"]
+    if decision == "deny":
+        assert len(completed) == 3
+        assert host.of_kind("message")[-1].text == (
+            "Stopped after 3 model requests in one turn (maxRequestsPerTurn): the user chose not to continue."
+        )
+    else:
+        assert len(completed) == 6
+
+
+async def test_yolo_goes_on_past_the_request_limit(tmp_path):
+    (tmp_path / "a.txt").write_text("x\n")
+    host = MemoryHost()
+    async with running(tmp_path, limit_script(7), host=host, maxRequestsPerTurn=2, yolo=True) as session:
+        assert await chat(session, "go") == "completed"
+    assert host.approvals == []
+    assert len([u for u in host.of_kind("tool_call") if u.status == "completed"]) == 7
