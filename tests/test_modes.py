@@ -13,7 +13,9 @@ from server.modes import ALWAYS_AVAILABLE, BUILTIN_MODES, GROUP_TOOLS, ModeRegis
 
 
 def registry(root: Path) -> ModeRegistry:
-    return ModeRegistry(root, root / "global" / "modes.yaml")
+    reg = ModeRegistry(root, root / "global" / "modes.yaml")
+    reg.refresh()
+    return reg
 
 
 def write(path: Path, text: str) -> None:

@@ -36,11 +36,12 @@ from protocol import (
 from ..errors import BadRequest, ToolError
 from ..host import Host
 from ..modes import DEFAULT_MODE, Mode, ModeRegistry
-from ..prompt import PromptContext, build_prompt, environment_details
+from ..prompt import PromptContext, Rules, build_prompt, environment_details, load_rules
 from ..providers import ScriptCursor
 from ..state import Store, StoredMessage
 from ..state.store import new_id
 from ..tools import ToolContext
+from ..untrusted import Refused, off_loop
 from ..workspace import Workspace
 from .history import Histories
 from .task import Task, build_task, enabled_tools
@@ -128,8 +129,10 @@ class Session:
         self._started: anyio.Event | None = None
         self._conversations: dict[str, ConversationRuntime] = {}
         # back where the workspace was: mode, phase, conversation
-        saved = self.store.get_meta("mode", DEFAULT_MODE)
-        self.mode_slug = saved if self.modes.get(saved) else DEFAULT_MODE
+        # a custom mode is known once the mode files are read (refresh)
+        self.mode_slug = self.store.get_meta("mode", DEFAULT_MODE) or DEFAULT_MODE
+        self.rules = Rules()
+        self._refresh_lock = anyio.Lock()
         self.phase = self.store.get_meta("phase", "act") or "act"
         self.conversation_id = self.store.get_meta("conversation") or self._new_conversation()
         self._close_interrupted_turns()
@@ -166,9 +169,32 @@ class Session:
         self.histories.written(message)
         return message
 
+    async def refresh(self) -> None:
+        """Read again what the repository holds and has changed since (mode files, rules): off
+        the event loop, bounded in size and time. Finding out costs a few stat calls; run it
+        before anything that uses modes or rules."""
+        async with self._refresh_lock:
+            first = not self.rules.seen
+            await self.modes.refresh_off_loop()
+            if first and self.modes.get(self.mode_slug) is None:
+                self.mode_slug = DEFAULT_MODE  # the saved mode is gone from the mode files
+            if self.rules.changed():
+                try:
+                    rules = await off_loop(load_rules, self.workspace.root)
+                except Refused as exc:
+                    rules = Rules(skipped=(f"rules: {exc}",))
+                news = set(rules.skipped) - set(self.rules.skipped)
+                if news:
+                    log.warning("rules skipped: %s", "; ".join(sorted(news)))
+                    self.host.show_message("warning", "Rule files not read: " + "; ".join(sorted(news)))
+                if rules.files != self.rules.files:
+                    self.generation += 1  # tasks get the new rules in their prompt
+                self.rules = rules
+
     @asynccontextmanager
     async def running(self) -> AsyncIterator["Session"]:
         """Run the session: turns live in this task group and stop when it closes."""
+        await self.refresh()
         async with anyio.create_task_group() as tg:
             self._tg = tg
             if self._started is not None:
@@ -209,8 +235,7 @@ class Session:
     # ------------------------------------------------------------ tasks
 
     def task_for(self, agent: str) -> Task:
-        """The agent's current task; rebuilt when the mode, phase, mode file or settings changed."""
-        self.modes.refresh()
+        """The agent's current task; rebuilt when the mode, phase, mode file, rules or settings changed."""
         mode = self.modes.get_or_default(self.mode_slug)
         task = self.tasks.get(agent)
         if task and task.mode is mode and task.phase == self.phase and task.generation == self.generation:
@@ -228,6 +253,7 @@ class Session:
             yolo=self.settings.yolo,
             agent=agent,
             agent_instructions=config.instructions if config else None,
+            rules=self.rules.for_mode(mode.slug),
         )
 
     def _build(self, agent: str, mode: Mode, replaces: Task | None) -> Task:
@@ -245,7 +271,6 @@ class Session:
 
     def switch_mode(self, slug: str, *, by: str, reason: str | None = None, agent: str | None = None) -> Task:
         """Dispose the agent's task and build one for the new mode; the conversation carries over."""
-        self.modes.refresh()
         mode = self.modes.get(slug)
         if mode is None:
             raise BadRequest(f"Invalid mode: {slug}")
@@ -292,7 +317,6 @@ class Session:
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:
         """The system prompt a task with that mode/phase/agent would get, without building one."""
-        self.modes.refresh()
         mode = self.modes.get(params.mode or self.mode_slug)
         if mode is None:
             raise BadRequest(f"Invalid mode: {params.mode}")
@@ -309,7 +333,6 @@ class Session:
         )
 
     def list_modes(self) -> ModesListResult:
-        self.modes.refresh()
         return ModesListResult(
             current=self.mode_slug,
             modes=[

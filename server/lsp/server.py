@@ -9,6 +9,7 @@ models, the session, SQLite) is loaded when the client sends `initialized`.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from pathlib import Path
@@ -105,6 +106,7 @@ class ModusServer(LanguageServer):
         self.global_modes: Path | None = None  # tests may point it elsewhere
         self._settings_problems: list[str] = []
         self._start_error: str | None = None
+        self._diagnosed: set[Path] = set()  # mode files whose diagnostics the client shows
         _register(self)
 
     def require_session(self) -> Session:
@@ -163,15 +165,17 @@ class ModusServer(LanguageServer):
         log.info("workspace %s, mode %s", session.workspace.root, session.mode_slug)
         return True
 
-    def publish_mode_diagnostics(self, files=None) -> None:
-        """Diagnostics of the mode files that changed (all files with problems when None)."""
+    def publish_mode_diagnostics(self, files) -> None:
+        """Diagnostics of the mode files that were read again: their problems, or an empty
+        list where there were problems before."""
         session = self.session
         if session is None:
             return
-        for f in files if files is not None else session.modes.files:
+        for f in files:
             problems = session.modes.diagnostics(f.path)
-            if files is not None or problems:
+            if problems or f.path in self._diagnosed:
                 self.host.publish_diagnostics(f.path, problems)
+            (self._diagnosed.add if problems else self._diagnosed.discard)(f.path)
 
 
 Handler = Callable[["Session", Any], "Awaitable[BaseModel] | BaseModel"]
@@ -186,37 +190,26 @@ def _cancel(session: "Session", params):
 def _register(server: ModusServer) -> None:
     """Every handler of the server, registered on this instance."""
 
-    def request(method: str, handler: Handler, *, awaits: bool = False) -> None:
-        """A `modus/*` request: params validated against the contract, a protocol model back."""
+    def request(method: str, handler: Handler) -> None:
+        """A `modus/*` request: params validated against the contract, what the repository
+        holds read again if it changed, a protocol model back."""
 
-        def run(params: Any):
+        @server.feature(method)
+        async def handle(params: Any):
             session = server.require_session()
             from protocol import REQUESTS
 
             parsed = validate(REQUESTS[method].params, params, method)
+            await session.refresh()
             try:
-                return handler(session, parsed)
+                result = handler(session, parsed)
+                return (await result if inspect.isawaitable(result) else result).wire()
             except BadRequest as exc:
                 raise JsonRpcInvalidParams(str(exc)) from None
 
-        if awaits:  # talks to the core's task groups: must run on the loop, asynchronously
-
-            @server.feature(method)
-            async def _async(params: Any):
-                try:
-                    return (await run(params)).wire()
-                except BadRequest as exc:
-                    raise JsonRpcInvalidParams(str(exc)) from None
-
-        else:
-
-            @server.feature(method)
-            def _sync(params: Any):
-                return run(params).wire()
-
     request(names.STATE, lambda s, p: s.state())
     request(names.MODES_LIST, lambda s, p: s.list_modes())
-    request(names.CHAT_SEND, lambda s, p: s.send(p), awaits=True)
+    request(names.CHAT_SEND, lambda s, p: s.send(p))
     request(names.CHAT_CANCEL, _cancel)
     request(names.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
     request(names.PROMPT_GET, lambda s, p: s.prompt(p))
@@ -232,6 +225,7 @@ def _register(server: ModusServer) -> None:
         session = server.require_session()
         if len(args) != 1 or not isinstance(args[0], str):
             raise JsonRpcInvalidParams(f"{Command.SWITCH_MODE} takes one argument, a mode slug: [slug]")
+        await session.refresh()
         try:
             from protocol import ModesSwitchParams
 
@@ -244,7 +238,9 @@ def _register(server: ModusServer) -> None:
     async def show_prompt_command(*args: Any):
         from protocol import PromptGetParams
 
-        return server.require_session().prompt(PromptGetParams()).text
+        session = server.require_session()
+        await session.refresh()
+        return session.prompt(PromptGetParams()).text
 
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams):
@@ -261,8 +257,7 @@ def _register(server: ModusServer) -> None:
             return
         for problem in server._settings_problems:
             server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Modus: {problem}"))
-        server.publish_mode_diagnostics()
-        server.session.modes.on_change = server.publish_mode_diagnostics
+        server.session.modes.on_change = server.publish_mode_diagnostics  # the first read is on its way
         server.task_group.start_soon(_watch_mode_files, server)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -276,14 +271,14 @@ def _register(server: ModusServer) -> None:
         server.session.update_settings(new)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(params: lsp.DidChangeWatchedFilesParams):
+    async def did_change_watched_files(params: lsp.DidChangeWatchedFilesParams):
         if server.session is not None:
-            server.session.modes.refresh()
+            await server.session.refresh()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(params: lsp.DidSaveTextDocumentParams):
+    async def did_save(params: lsp.DidSaveTextDocumentParams):
         if server.session is not None:
-            server.session.modes.refresh()
+            await server.session.refresh()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: lsp.DidOpenTextDocumentParams):

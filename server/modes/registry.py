@@ -2,8 +2,9 @@
 
 Precedence, highest first: `<workspace>/.modus/modes.yaml`, `<workspace>/.roomodes`, the global
 `modes.yaml`. A custom mode with a built-in slug replaces the built-in in place; new slugs are
-appended. Files are re-read when their modification time or size changes (`refresh()` is a
-few `stat` calls, cheap enough to run before every use).
+appended. Files are re-read when their modification time, size or inode changes (finding out
+is a few `stat` calls, cheap enough to run before every use). A file is read as untrusted
+input (server.untrusted): off the event loop, bounded in size and time.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Callable
 
 import platformdirs
 
-from .loader import Diagnostic, LoadResult, load_modes_file
+from ..untrusted import Refused, off_loop
+from .loader import Diagnostic, LoadResult, load_modes_file, refused
 from .model import BUILTIN_MODES, DEFAULT_MODE, Mode
 
 log = logging.getLogger(__name__)
@@ -41,37 +43,64 @@ def mode_files(workspace: Path, global_path: Path | None = None) -> tuple[ModeFi
     )
 
 
-def _signature(path: Path) -> tuple[int, int] | None:
+def _signature(path: Path) -> tuple[int, int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 class ModeRegistry:
+    """The modes of a workspace. Nothing is read at construction: `refresh()` (blocking) or
+    `await refresh_off_loop()` reads the files whose signature changed since the last read."""
+
     def __init__(self, workspace: Path, global_path: Path | None = None):
+        self.workspace = Path(os.path.realpath(workspace))
         self.files = mode_files(workspace, global_path)
-        #: Called with the files that were re-read (after the first load), to publish diagnostics.
+        #: Called with the files that were re-read, to publish their diagnostics.
         self.on_change: Callable[[list[ModeFile]], None] | None = None
-        self._signatures: dict[Path, tuple[int, int] | None] = {}
+        self._signatures: dict[Path, tuple[int, int, int] | None] = {}
         self._results: dict[Path, LoadResult] = {}
         self._modes: tuple[Mode, ...] = BUILTIN_MODES
         self._by_slug: dict[str, Mode] = {m.slug: m for m in BUILTIN_MODES}
-        self.refresh()
 
-    def refresh(self) -> list[ModeFile]:
-        """Re-read the files that changed; returns them (their diagnostics may have changed)."""
-        changed = []
+    def stale(self) -> list[tuple[ModeFile, tuple[int, int, int] | None]]:
+        """The files that changed since they were read, with their new signature (a few stat calls)."""
+        out = []
         for f in self.files:
             sig = _signature(f.path)
-            if f.path in self._signatures and self._signatures[f.path] == sig:
-                continue
+            if f.path not in self._signatures or self._signatures[f.path] != sig:
+                out.append((f, sig))
+        return out
+
+    def load(self, f: ModeFile) -> LoadResult:
+        """Read and parse one file (blocking; changes nothing here). A project file must stay in the workspace."""
+        return load_modes_file(f.path, f.source, self.workspace if f.source == "project" else None)
+
+    def refresh(self) -> list[ModeFile]:
+        """Re-read the files that changed, here and now; returns them."""
+        stale = self.stale()
+        return self.apply([(f, sig, self.load(f)) for f, sig in stale])
+
+    async def refresh_off_loop(self) -> list[ModeFile]:
+        """Re-read the files that changed in a worker thread, each within the time limit."""
+        loaded = []
+        for f, sig in self.stale():
+            try:
+                result = await off_loop(self.load, f)
+            except Refused as exc:
+                result = refused(exc)
+            loaded.append((f, sig, result))
+        return self.apply(loaded)
+
+    def apply(self, loaded: list[tuple[ModeFile, tuple[int, int, int] | None, LoadResult]]) -> list[ModeFile]:
+        for f, sig, result in loaded:
             self._signatures[f.path] = sig
-            self._results[f.path] = load_modes_file(f.path, f.source)
-            changed.append(f)
-            for d in self._results[f.path].diagnostics:
+            self._results[f.path] = result
+            for d in result.diagnostics:
                 log.warning("%s:%d: %s", f.path, d.line + 1, d.message)
+        changed = [f for f, _, _ in loaded]
         if changed:
             self._merge()
             if self.on_change is not None:
@@ -87,7 +116,7 @@ class ModeRegistry:
         index = {m.slug: i for i, m in enumerate(modes)}
         taken: set[str] = set()
         for f in self.files:  # highest precedence first: a slug goes to the first file that has it
-            for mode in self._results[f.path].modes:
+            for mode in self._results[f.path].modes if f.path in self._results else ():
                 if mode.slug in taken:
                     continue
                 taken.add(mode.slug)

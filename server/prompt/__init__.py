@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 from ..modes import Mode
 from ..tools import ToolSpec
+from .rules import RuleFile, Rules, load_rules
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class PromptContext:
     yolo: bool
     agent: str
     agent_instructions: str | None = None
+    #: The workspace's rule files for this mode (read beforehand: see rules.py).
+    rules: tuple[RuleFile, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,37 +108,11 @@ def modes_list(ctx: PromptContext) -> str:
     return "\n".join(lines)
 
 
-RULE_FILES = ("AGENTS.md",)
-
-
-def _rule_dirs(slug: str) -> tuple[str, ...]:
-    return (".modus/rules", f".modus/rules-{slug}", f".roo/rules-{slug}")
-
-
 def rules(ctx: PromptContext) -> str:
-    found: list[str] = []
-    for name in RULE_FILES:
-        text = _read(ctx.workspace / name)
-        if text:
-            found.append(f"# Rules from {name}:\n{text}")
-    for folder in _rule_dirs(ctx.mode.slug):
-        root = ctx.workspace / folder
-        if root.is_dir():
-            for f in sorted(p for p in root.rglob("*") if p.is_file()):
-                text = _read(f)
-                if text:
-                    found.append(f"# Rules from {f.relative_to(ctx.workspace).as_posix()}:\n{text}")
-    rules_text = "\n\n".join(found)
+    found = "\n\n".join(f"# Rules from {r.rel}:\n{r.text}" for r in ctx.rules)
     return "RULES\n\n- Work inside the workspace folder; paths are relative to it.\n" \
         "- Edit only files your mode allows; a refused edit returns FileRestrictionError.\n" \
-        + (f"\n{rules_text}" if rules_text else "")
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return ""
+        + (f"\n{found}" if found else "")
 
 
 def system_information(ctx: PromptContext) -> str:
@@ -186,6 +163,9 @@ def environment_details(mode: Mode, phase: str, workspace: Path, now: datetime |
 __all__ = [
     "COMPONENTS",
     "PromptContext",
+    "RuleFile",
+    "Rules",
+    "load_rules",
     "Section",
     "SystemPrompt",
     "build_prompt",

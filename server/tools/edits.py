@@ -33,13 +33,6 @@ from .files import read_text
 REGEX_TIMEOUT_S = 1.0
 
 
-def current_text(ctx: ToolContext, target: WorkspacePath) -> str | None:
-    """The file's text now, or None when it does not exist yet."""
-    if ctx.host.document_text(target.path) is None and not target.path.exists():
-        return None
-    return read_text(ctx, target)
-
-
 def _keep_line_endings(old: str | None, new: str) -> str:
     if old is not None and "\r\n" in old and "\r\n" not in new:
         return new.replace("\n", "\r\n")
@@ -114,7 +107,7 @@ async def _write_to_file(ctx: ToolContext, p: WriteToFileParams, paths: list[Wor
     target = paths[0]
     if target.path.is_dir():
         raise ToolError(f"'{target.rel}' is a directory.")
-    old = current_text(ctx, target)
+    old = read_text(ctx, target)
     content = p.content if p.content.endswith("\n") or not p.content else p.content + "\n"
     change = FileChange(target, old, _keep_line_endings(old, content))
     lines = content.count("\n")
@@ -255,7 +248,7 @@ async def _apply_diff(ctx: ToolContext, p: ApplyDiffParams, paths: list[Workspac
         if target.path in edited:
             _, old, text = edited[target.path]
         else:
-            old = current_text(ctx, target)
+            old = read_text(ctx, target)
             if old is None:
                 raise ToolError(f"File not found: {target.rel} (apply_diff edits existing files; use write_to_file to create one).")
             text = old.replace("\r\n", "\n")
@@ -278,7 +271,7 @@ class InsertContentParams(Params):
 
 async def _insert_content(ctx: ToolContext, p: InsertContentParams, paths: list[WorkspacePath]) -> Prepared:
     target = paths[0]
-    old = current_text(ctx, target)
+    old = read_text(ctx, target)
     if old is None and p.line > 1:
         raise ToolError(f"File not found: {target.rel} (a new file can only be started at line 0 or 1).")
     text = (old or "").replace("\r\n", "\n")
@@ -316,7 +309,7 @@ class SearchAndReplaceParams(Params):
 
 async def _search_and_replace(ctx: ToolContext, p: SearchAndReplaceParams, paths: list[WorkspacePath]) -> Prepared:
     target = paths[0]
-    old = current_text(ctx, target)
+    old = read_text(ctx, target)
     if old is None:
         raise ToolError(f"File not found: {target.rel}")
     flags = regex.IGNORECASE if p.ignore_case else 0

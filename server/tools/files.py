@@ -18,32 +18,33 @@ from pydantic import Field
 if TYPE_CHECKING:
     from ..workspace import WorkspacePath
 
+from .. import untrusted
 from . import definitions
 from .base import Params, Prepared, ToolContext, ToolSpec
 from ..errors import ToolError
 
 MAX_READ_LINES = 2000
+MAX_READ_BYTES = 10 * 1024 * 1024
 MAX_LIST_ENTRIES = 500
 MAX_SEARCH_RESULTS = 300
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"})
 
 
-def read_text(ctx: ToolContext, target: WorkspacePath) -> str:
-    """The file's current text: the open editor buffer if there is one, else the disk."""
+def read_text(ctx: ToolContext, target: WorkspacePath) -> str | None:
+    """The file's current text: the open editor buffer if there is one, else the disk; None
+    when the file does not exist. Only a regular file is read (a FIFO would never end)."""
     text = ctx.host.document_text(target.path)
     if text is not None:
         return text
     if target.path.is_dir():
         raise ToolError(f"'{target.rel}' is a directory, not a file.")
     try:
-        data = target.path.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"File not found: {target.rel}") from None
-    except OSError as exc:
-        raise ToolError(f"Cannot read '{target.rel}': {exc.strerror or exc}") from None
-    if b"\0" in data[:8192]:
+        data = untrusted.read_bytes(target.path, MAX_READ_BYTES)
+    except untrusted.Refused as exc:
+        raise ToolError(f"Cannot read '{target.rel}': {exc}.") from None
+    if data is not None and b"\0" in data[:8192]:
         raise ToolError(f"'{target.rel}' is a binary file; read_file reads text files only.")
-    return data.decode("utf-8", errors="replace")
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 # ---------------------------------------------------------------- read_file
@@ -60,7 +61,10 @@ async def _read_file(ctx: ToolContext, p: ReadFileParams, paths: list[WorkspaceP
     target = paths[0]
 
     async def run() -> str:
-        lines = read_text(ctx, target).splitlines()
+        text = read_text(ctx, target)
+        if text is None:
+            raise ToolError(f"File not found: {target.rel}")
+        lines = text.splitlines()
         total = len(lines)
         start = p.start_line or 1
         end = min(p.end_line or total, total)

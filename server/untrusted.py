@@ -1,0 +1,152 @@
+"""Reading files that a cloned repository controls: mode files, rules, scripts.
+
+A repository is untrusted input. A file read here must be a regular file (a FIFO, a device or a
+socket, directly or behind a symlink, would block or never end), no larger than a cap, text
+in UTF-8, and, for a project file, really inside the workspace. The file is opened without
+blocking and checked again once open. `off_loop` runs such a read (and the parsing after it)
+in a worker thread with a time limit, so nothing a repository holds can stall the server.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from functools import partial
+from pathlib import Path
+from typing import Callable, TypeVar
+
+import anyio
+
+T = TypeVar("T")
+
+#: How long reading and parsing one file (or one set of rules) may take.
+LOAD_SECONDS = 5.0
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class Refused(Exception):
+    """A file that was not read; the message is the reason, for the user."""
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024} KiB" if n % 1024 == 0 and n >= 1024 else f"{n} bytes"
+
+
+def check_inside(path: Path, root: Path) -> Path:
+    """Where `path` really points, which must be inside `root` (itself resolved)."""
+    real = Path(os.path.realpath(path))
+    if real != root and root not in real.parents:
+        raise Refused(f"it leads outside the workspace (to {real})")
+    return real
+
+
+def read_text(path: Path, max_bytes: int, *, inside: Path | None = None) -> str | None:
+    """The text of a regular file, None when there is none at `path`; Refused with the reason.
+
+    `inside`: the (resolved) workspace the file must really be in, symlinks followed."""
+    data = read_bytes(path, max_bytes, inside=inside)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused("it is not UTF-8 text") from None
+
+
+def read_bytes(path: Path, max_bytes: int, *, inside: Path | None = None) -> bytes | None:
+    """The bytes of a regular file, None when there is none at `path`; Refused with the reason."""
+    try:
+        st = os.stat(path)  # follows symlinks: the kind of what it points to
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise Refused(exc.strerror or str(exc)) from None
+    if inside is not None:
+        check_inside(path, inside)
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused(f"it is {_kind(st.st_mode)}, not a regular file")
+    if st.st_size > max_bytes:
+        raise Refused(f"it is larger than {_size(max_bytes)}")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise Refused(exc.strerror or str(exc)) from None
+    try:
+        st = os.fstat(fd)  # what was opened, should it have been swapped since the stat
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(f"it is {_kind(st.st_mode)}, not a regular file")
+        chunks, total = [], 0
+        while chunk := os.read(fd, min(1 << 20, max_bytes + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                raise Refused(f"it is larger than {_size(max_bytes)}")
+    except OSError as exc:
+        raise Refused(exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def walk(folder: Path, *, inside: Path, max_files: int, max_depth: int) -> tuple[list[Path], list[Path], list[str]]:
+    """The files under `folder` (sorted, depth-first), the folders looked into, and what was
+    skipped and why. Symlinked folders are not followed; a symlinked file is taken when it
+    stays inside."""
+    files: list[Path] = []
+    folders: list[Path] = []
+    skipped: list[str] = []
+
+    def visit(directory: Path, depth: int) -> None:
+        folders.append(directory)
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append(f"{directory}: {exc.strerror or exc}")
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < max_depth:
+                        visit(path, depth + 1)
+                    else:
+                        skipped.append(f"{path}: deeper than {max_depth} levels")
+                    continue
+                if entry.is_symlink():
+                    check_inside(path, inside)
+                    if entry.is_dir():
+                        raise Refused("it is a symlinked folder, which is not followed")
+            except Refused as exc:
+                skipped.append(f"{path}: {exc}")
+                continue
+            except OSError as exc:
+                skipped.append(f"{path}: {exc.strerror or exc}")
+                continue
+            if len(files) == max_files:
+                skipped.append(f"{directory}: more than {max_files} files; the rest are not read")
+                return
+            files.append(path)
+
+    visit(folder, 1)
+    return files, folders, skipped
+
+
+async def off_loop(fn: Callable[..., T], *args, seconds: float = LOAD_SECONDS) -> T:
+    """`fn(*args)` in a worker thread; Refused when it takes longer than `seconds`.
+
+    A thread cannot be stopped: one that overruns is left to finish on its own, and its result
+    is dropped. `fn` must therefore not change shared state: it returns what it found."""
+    try:
+        with anyio.fail_after(seconds):
+            return await anyio.to_thread.run_sync(partial(fn, *args), abandon_on_cancel=True)
+    except TimeoutError:
+        raise Refused(f"reading it took longer than {seconds:g} s") from None
