@@ -1,9 +1,15 @@
 """Benchmarks of Modus against a bare pygls server, measured in one run, printed as ratios.
 
-- start-up: spawn → `initialize` result (each server started fresh, interleaved runs); and,
-  for the whole story, spawn → the first request answered (Modus loads its core on `initialized`)
+- start-up: spawn → `initialize` result, and spawn → the first request answered (Modus loads its
+  core on `initialized`); each server started fresh, runs interleaved
 - round trip: `modus/state` against the bare server's `bench/ping` (p50, p99)
-- a user mode switch (`modus/modes/switch`), in ms and as a ratio to the bare round trip
+- a user mode switch (`modus/modes/switch`)
+- agent steps in one long turn of the scripted model: the cost of a read step at calls 1–20 and
+  at the last 20 calls (the conversation grows by every call), and a write step (approval and
+  workspace/applyEdit answered by this client) with its server overhead beyond the two client
+  round trips it waits for
+- memory: idle RSS, and RSS growth over 1,000 turns of one conversation and over 1,000
+  conversations of one turn each
 
 Both servers run on this interpreter over stdio and are driven by the same minimal client.
 Usage: python bench/run.py [--quick]
@@ -20,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import jsonrpcclient
 
@@ -27,26 +34,44 @@ HERE = Path(__file__).resolve().parent
 BARE = [sys.executable, str(HERE / "bare_server.py")]
 MODUS = [sys.executable, "-m", "server"]
 
+#: What an editor declares for the agent benchmarks: it applies edits and renders approvals.
+EDITOR_CAPABILITIES = {
+    "workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create"]}},
+    "experimental": {"modus": {"approvals": True}},
+}
+
+#: How this client answers the server's requests.
+ANSWERS: dict[str, Callable[[dict], object]] = {
+    "modus/approval": lambda params: {"decision": "approve"},
+    "workspace/applyEdit": lambda params: {"applied": True},
+    "window/showMessageRequest": lambda params: {"title": "Approve"},
+}
+
 
 class Client:
-    """Content-Length framed JSON-RPC over a child's pipes; skips notifications. Messages are
-    written by hand (jsonrpcclient drops empty params, which a bare pygls server refuses) and
-    responses read with jsonrpcclient."""
+    """Content-Length framed JSON-RPC over a child's pipes. Messages are written by hand
+    (jsonrpcclient drops empty params, which a bare pygls server refuses) and responses read
+    with jsonrpcclient. Requests of the server are answered (ANSWERS, else null); notifications
+    go to `on_notification` with the time they arrived."""
 
     def __init__(self, command: list[str], workspace: Path):
         env = {**os.environ, "XDG_CONFIG_HOME": str(workspace / ".config")}
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=workspace, env=env)
         self.next_id = 0
         self.workspace = workspace
+        self.on_notification: Callable[[dict, float], None] = lambda message, at: None
+
+    def _write(self, message: dict) -> None:
+        body = json.dumps(message).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.proc.stdin.flush()
 
     def send(self, method: str, params, notify: bool = False) -> int | None:
         message = {"jsonrpc": "2.0", "method": method, "params": params}
         if not notify:
             self.next_id += 1
             message["id"] = self.next_id
-        body = json.dumps(message).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        self.proc.stdin.flush()
+        self._write(message)
         return message.get("id")
 
     def read(self) -> dict:
@@ -58,20 +83,45 @@ class Client:
                 length = int(line.split(b":")[1])
         return json.loads(self.proc.stdout.read(length))
 
+    def pump(self) -> dict | None:
+        """One message: a response is returned; a request is answered, a notification handed on."""
+        message = self.read()
+        if "method" not in message:
+            return message
+        if "id" in message:
+            answer = ANSWERS.get(message["method"], lambda params: None)(message.get("params"))
+            self._write({"jsonrpc": "2.0", "id": message["id"], "result": answer})
+        else:
+            self.on_notification(message, time.perf_counter())
+        return None
+
     def call(self, method: str, params=None):
         msg_id = self.send(method, params or {})
         while True:
-            message = self.read()
-            if message.get("id") == msg_id and "method" not in message:
+            message = self.pump()
+            if message is not None and message.get("id") == msg_id:
                 response = jsonrpcclient.parse(message)
                 if isinstance(response, jsonrpcclient.Error):
                     raise RuntimeError(f"{method}: {response.code} {response.message}")
                 return response.result
 
-    def initialize(self):
-        result = self.call("initialize", {"processId": None, "rootUri": self.workspace.as_uri(), "capabilities": {}})
+    def wait(self, done: Callable[[], bool]) -> None:
+        while not done():
+            self.pump()
+
+    def initialize(self, capabilities: dict | None = None, options: dict | None = None):
+        params = {"processId": None, "rootUri": self.workspace.as_uri(), "capabilities": capabilities or {}}
+        if options is not None:
+            params["initializationOptions"] = options
+        result = self.call("initialize", params)
         self.send("initialized", {}, notify=True)
         return result
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmRSS")
 
     def close(self):
         try:
@@ -111,11 +161,90 @@ def round_trips(client: Client, method: str, runs: int, params=None) -> list[flo
     return out
 
 
+# ---------------------------------------------------------------- the agent: steps, turns, memory
+
+
+def scripted(workspace: Path, turns: list[dict], **settings) -> dict:
+    (workspace / "script.json").write_text(json.dumps({"turns": turns}))
+    return {"modus": {"models": {"default": {"provider": "scripted", "script": "script.json"}}, "modeSwitchDelayMs": 0, **settings}}
+
+
+def tool_steps(workspace: Path, tool: str, arguments: Callable[[int], dict], calls: int) -> list[float]:
+    """One turn of `calls` tool calls; the time of each step (from one call's completion to the
+    next one's, a model request and a call of the gate each)."""
+    turns = [{"toolCalls": [{"name": tool, "arguments": arguments(i)}]} for i in range(calls)] + [{"text": "Done."}]
+    client = Client(MODUS, workspace)
+    client.initialize(EDITOR_CAPABILITIES, scripted(workspace, turns, maxRequestsPerTurn=calls + 10))
+    completed: list[float] = []
+    ended: list[str] = []
+
+    def seen(message: dict, at: float) -> None:
+        update = message["params"] if message["method"] == "modus/update" else {}
+        if update.get("kind") == "tool_call" and update.get("status") in ("completed", "failed"):
+            if update["status"] == "failed":
+                raise RuntimeError(f"{tool} failed: {update['error']}")
+            completed.append(at)
+        elif update.get("kind") == "turn_ended":
+            ended.append(update["outcome"])
+
+    client.on_notification = seen
+    client.call("modus/chat/send", {"text": "go"})
+    client.wait(lambda: bool(ended))
+    client.close()
+    if ended != ["completed"] or len(completed) != calls:
+        raise RuntimeError(f"the long turn ended {ended} after {len(completed)} of {calls} calls")
+    return [b - a for a, b in zip(completed, completed[1:])]
+
+
+def turns_growth(workspace: Path, turns: int, conversations: bool) -> tuple[float, float]:
+    """(RSS before, RSS after) `turns` turns: in one conversation, or each in a new one."""
+    warm = 100
+    script = [{"text": f"Noted, message {i}."} for i in range(warm + turns)]
+    client = Client(MODUS, workspace)
+    client.initialize(EDITOR_CAPABILITIES, scripted(workspace, script))
+    ended: list[int] = []
+    client.on_notification = lambda m, at: ended.append(1) if m["params"].get("kind") == "turn_ended" else None
+
+    def turn(i: int) -> None:
+        params = {"text": f"Please note item {i} of the list."}
+        if conversations:
+            params["conversationId"] = f"conv-bench-{i}"
+        client.call("modus/chat/send", params)
+        client.wait(lambda: len(ended) > i)
+
+    for i in range(warm):
+        turn(i)
+    time.sleep(0.3)
+    before = client.rss_mb()
+    for i in range(warm, warm + turns):
+        turn(i)
+    time.sleep(0.3)
+    after = client.rss_mb()
+    client.close()
+    return before, after
+
+
+def idle_rss(command: list[str], first_request: str) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        client = Client(command, Path(tmp))
+        client.initialize()
+        client.call(first_request)
+        time.sleep(0.5)
+        rss = client.rss_mb()
+        client.close()
+    return rss
+
+
+def mean(xs: list[float]) -> float:
+    return statistics.fmean(xs)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer runs (a smoke test of the harness)")
     args = parser.parse_args()
-    starts, trips, switches = (3, 300, 100) if args.quick else (15, 3000, 1000)
+    starts, trips, switches, calls, turns = (3, 300, 100, 100, 100) if args.quick else (15, 3000, 1000, 1000, 1000)
+    window = 20
 
     # start-up, interleaved so that the machine's state affects both alike
     bare_start, modus_start = [], []
@@ -141,23 +270,67 @@ def main() -> int:
         bare.close()
         modus.close()
 
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "a.txt").write_text("".join(f"line {n} of a small file\n" for n in range(40)))
+        reads = tool_steps(Path(tmp), "read_file", lambda i: {"path": "a.txt"}, calls)
+    with tempfile.TemporaryDirectory() as tmp:
+        writes = tool_steps(Path(tmp), "write_to_file", lambda i: {"path": f"out/{i % 10}.txt", "content": f"version {i}\n" * 20}, calls)
+    with tempfile.TemporaryDirectory() as tmp:
+        one_conversation = turns_growth(Path(tmp), turns, conversations=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        many_conversations = turns_growth(Path(tmp), turns, conversations=True)
+    bare_idle, modus_idle = idle_rss(BARE, "bench/ping"), idle_rss(MODUS, "modus/state")
+
     ms = lambda s: f"{s * 1000:8.2f} ms"  # noqa: E731
+    bare_p50 = percentile(bare_rt, 50)
     rows = [
         ("start-up (spawn → initialize), median", statistics.median(s[0] for s in bare_start), statistics.median(s[0] for s in modus_start), 1.3),
-        ("ready (spawn → first request answered), median", statistics.median(s[1] for s in bare_start), statistics.median(s[1] for s in modus_start), None),
-        ("round trip modus/state vs bench/ping, p50", percentile(bare_rt, 50), percentile(modus_rt, 50), 1.2),
+        ("ready (spawn → first request answered), median", statistics.median(s[1] for s in bare_start), statistics.median(s[1] for s in modus_start), 1.3),
+        ("round trip modus/state vs bench/ping, p50", bare_p50, percentile(modus_rt, 50), 1.2),
         ("round trip modus/state vs bench/ping, p99", percentile(bare_rt, 99), percentile(modus_rt, 99), 1.2),
-        ("user mode switch vs bench/ping, p50", percentile(bare_rt, 50), percentile(switch, 50), None),
+        ("user mode switch vs bench/ping, p50", bare_p50, percentile(switch, 50), None),
         ("user mode switch vs bench/ping, p99", percentile(bare_rt, 99), percentile(switch, 99), None),
     ]
-    print(f"Modus vs a bare pygls server, {sys.version.split()[0]}, runs: {starts} starts, {trips} round trips, {switches} switches\n")
+    print(f"Modus vs a bare pygls server, {sys.version.split()[0]}, runs: {starts} starts, {trips} round trips, "
+          f"{switches} switches, {calls} calls in one turn, {turns} turns\n")
     print(f"{'measure':<50} {'bare pygls':>11} {'modus':>11} {'ratio':>7}  target")
     ok = True
-    for name, base, ours, target in rows:
+
+    def row(name: str, base: float, ours: float, target: float | None, unit=ms) -> None:
+        nonlocal ok
         ratio = ours / base
         verdict = f"≤ {target}×" + (" ok" if ratio <= target else " MISSED") if target else ""
         ok &= target is None or ratio <= target
-        print(f"{name:<50} {ms(base)} {ms(ours)} {ratio:6.2f}×  {verdict}")
+        print(f"{name:<50} {unit(base)} {unit(ours)} {ratio:6.2f}×  {verdict}")
+
+    for name, base, ours, target in rows:
+        row(name, base, ours, target)
+
+    early, late = mean(reads[:window]), mean(reads[-window:])
+    print(f"\nagent steps, one turn of {calls} calls (scripted model; this client answers approvals and edits)")
+    print(f"{'measure':<50} {'baseline':>11} {'modus':>11} {'ratio':>7}  target")
+    row(f"read step, calls {calls - window + 1}–{calls} vs calls 1–{window}", early, late, 1.2)
+    write = statistics.median(writes)
+    overhead = write - 2 * bare_p50
+    print(f"{'read step (median)':<50} {'':>11} {ms(statistics.median(reads))}")
+    print(f"{'write step (median): approval + applyEdit':<50} {'':>11} {ms(write)}")
+    verdict = "ok" if overhead < 0.002 else "MISSED"
+    ok &= overhead < 0.002
+    print(f"{'write step overhead beyond 2 client round trips':<50} {ms(2 * bare_p50)} {ms(overhead)} {'':>7}  < 2 ms {verdict}")
+
+    mb = lambda v: f"{v:8.1f} MB"  # noqa: E731
+    print("\nmemory (RSS)")
+    print(f"{'measure':<50} {'bare pygls':>11} {'modus':>11} {'':>7}  target")
+    verdict = "ok" if modus_idle <= 55 else "MISSED"
+    ok &= modus_idle <= 55
+    print(f"{'idle, after the first request':<50} {mb(bare_idle)} {mb(modus_idle)} {modus_idle / bare_idle:6.2f}×  ≤ 55 MB {verdict}")
+    for name, (before, after) in ((f"growth over {turns} turns of one conversation", one_conversation),
+                                  (f"growth over {turns} conversations", many_conversations)):
+        per_thousand = (after - before) * 1000 / turns
+        verdict = "ok" if per_thousand <= 1 else "MISSED"
+        ok &= per_thousand <= 1
+        print(f"{name:<50} {mb(before)} {mb(after)} {'':>7}  {per_thousand:+.2f} MB per 1,000 (≤ 1) {verdict}")
+
     p99 = percentile(switch, 99) * 1000
     ok &= p99 < 20
     print(f"\nuser mode switch p99: {p99:.2f} ms (target < 20 ms) {'ok' if p99 < 20 else 'MISSED'}")
