@@ -141,7 +141,7 @@ async def test_a_key_env_that_is_not_set_is_a_model_error(fake, monkeypatch):
 
 
 async def test_cancellation_propagates(fake):
-    fake.add(Reply("Thinking out loud for a long time", hang=True))
+    fake.add(Reply("Thinking out loud for a long time", events=3, then="hang"))
     chunks: list[str] = []
     with anyio.move_on_after(5) as scope:
         async with anyio.create_task_group() as tg:
