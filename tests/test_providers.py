@@ -7,10 +7,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pydantic import ValidationError
 
 from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, FakeServer, Raw, Reply
 from helpers import chat, running
-from protocol import Model
+from protocol import Model, Settings
 from server.providers import (
     ChatMessage, ModelError, ModelReply, ModelRequest, ScriptCursor, ToolCallRequest, ToolSchema, open_model,
 )
@@ -311,3 +312,15 @@ async def test_thinking_survives_a_mode_switch_in_the_middle_of_a_turn(tmp_path,
     # the second request, made by the new task of the new mode, sends the thinking back first
     assistant = anthropic.requests[1].body["messages"][1]
     assert [b["type"] for b in assistant["content"]] == ["thinking", "text", "tool_use"]
+
+
+# ------------------------------------------------------------ the time limits as settings
+
+
+def test_the_time_limits_are_settings_with_defaults():
+    assert (Settings().model_first_byte_timeout_seconds, Settings().model_idle_timeout_seconds) == (120, 60)
+    chosen = Settings.model_validate({"modelFirstByteTimeoutSeconds": 30, "modelIdleTimeoutSeconds": 2.5})
+    assert (chosen.model_first_byte_timeout_seconds, chosen.model_idle_timeout_seconds) == (30, 2.5)
+    for bad in ({"modelFirstByteTimeoutSeconds": 0}, {"modelIdleTimeoutSeconds": -1}):
+        with pytest.raises(ValidationError):
+            Settings.model_validate(bad)
