@@ -11,7 +11,10 @@ from pydantic import ValidationError
 
 from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, FakeServer, Raw, Reply, Stall
 from helpers import chat, running
-from protocol import Model, Settings
+from protocol import Model, ModelsConfig, Settings
+from server.agent import build_task
+from server.modes import BUILTIN_MODES
+from server.prompt import PromptContext
 from server.providers import (
     ChatMessage, ModelError, ModelLimits, ModelReply, ModelRequest, ScriptCursor, ToolCallRequest, ToolSchema, open_model,
 )
@@ -388,3 +391,27 @@ def test_the_time_limits_are_settings_with_defaults():
         with pytest.raises(ValidationError):
             Settings.model_validate(bad)
 
+
+async def test_the_task_factory_hands_the_limits_to_the_model(tmp_path, openai):
+    openai.add(Stall())
+    context = PromptContext(
+        mode=BUILTIN_MODES[0], phase="act", tools=(), modes=BUILTIN_MODES, workspace=tmp_path, yolo=False, agent="modus"
+    )
+    models = ModelsConfig.model_validate({"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake"}})
+    task = build_task(
+        context=context, agent_model=None, models=models, cursor=ScriptCursor(), generation=0,
+        limits=ModelLimits(first_byte=0.2, idle=30),
+    )
+    with anyio.fail_after(10), pytest.raises(ModelError, match=r"no response within 0\.2 s"):
+        await task.model.complete(HELLO, lambda _: None)
+
+
+@pytest.mark.xfail(strict=True, reason="server/agent/session.py does not pass ModelLimits.of(self.settings) to build_task yet")
+async def test_a_turn_fails_after_the_configured_first_byte_timeout(tmp_path, openai):
+    openai.add(Stall())
+    models = {"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake-model"}}
+    with anyio.fail_after(3):
+        async with running(tmp_path, models=models, modelFirstByteTimeoutSeconds=0.2) as session:
+            assert await chat(session, "hello?") == "failed"
+        [system] = [m for m in session.host.of_kind("message") if m.role == "system"]
+    assert "no response within 0.2 s (modelFirstByteTimeoutSeconds)" in system.text
