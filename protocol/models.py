@@ -149,6 +149,10 @@ class Settings(Input):
     mode_switch_delay_ms: int = Field(default=500, ge=0)
     state_dir: Opt[str] = None
     command_timeout_seconds: float = Field(default=120.0, gt=0)
+    #: From sending a model request to its first streamed event (connecting and the headers included).
+    model_first_byte_timeout_seconds: float = Field(default=120.0, gt=0)
+    #: The longest gap between two events of a model's stream once it has started.
+    model_idle_timeout_seconds: float = Field(default=60.0, gt=0)
     max_consecutive_mistakes: int = Field(default=3, ge=1)
     max_requests_per_turn: int = Field(default=50, ge=1)
 

@@ -3,17 +3,19 @@ official SDKs, over real HTTP, without the network.
 
 Each fake is an HTTP server on 127.0.0.1 (a free port, a thread of the test process). It answers
 every request with the next item of its queue — a `Reply` streamed in the API's own SSE format, a
-`Failure` as the API's error JSON, or `Raw` bytes — and records every request.
+`Failure` as the API's error JSON, `Raw` bytes, or a `Stall` — and records every request. Streams
+are sent in chunked transfer encoding, as the real APIs do, so that one can be cut in the middle.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 
 PIECE = 4  # characters per streamed delta: every text of more than 4 characters comes in pieces
 
@@ -34,8 +36,18 @@ class Reply:
     thinking: str = ""
     #: Overrides the stop / finish reason ("max_tokens", "length").
     stop: str | None = None
-    #: Stream all but the end, then stall until the server closes: a model that never finishes.
-    hang: bool = False
+    #: Send only the first `events` SSE events (all when None), then: "close" the stream properly
+    #: (a server that stops early), "cut" the connection in the middle of the body, or "hang" until
+    #: the server closes (a model that never finishes).
+    events: int | None = None
+    then: Literal["close", "cut", "hang"] = "close"
+    #: Seconds between two events: a slow but steady model.
+    gap: float = 0
+
+
+@dataclass
+class Stall:
+    """Read the request, then send nothing at all until the server closes: a server that never answers."""
 
 
 @dataclass
@@ -67,6 +79,7 @@ def _arguments(call: Call) -> str:
 
 class _Handler(BaseHTTPRequestHandler):
     server: "_HTTPServer"
+    protocol_version = "HTTP/1.1"  # for the chunked transfer encoding
 
     def do_POST(self) -> None:
         fake = self.server.fake
@@ -75,27 +88,37 @@ class _Handler(BaseHTTPRequestHandler):
             Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(self.rfile.read(size) or b"{}"))
         )
         reply = fake.queue.popleft() if fake.queue else Failure(500, "The fake server has no reply left.")
+        if isinstance(reply, Stall):
+            fake.closing.wait(30)
+            self.close_connection = True
+            return
         if isinstance(reply, Failure):
             body = json.dumps(fake.error_body(reply)).encode()
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
             self.send_header("retry-after-ms", "1")  # a retry comes at once: the tests stay fast
             self.end_headers()
             self.wfile.write(body)
             return
-        frames = [reply.body] if isinstance(reply, Raw) else fake.frames(reply)
-        if isinstance(reply, Reply) and reply.hang:
-            frames = frames[:-1]
+        frames = [reply.body] if isinstance(reply, Raw) else fake.frames(reply)[: reply.events]
+        reply = reply if isinstance(reply, Reply) else Reply()
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Connection", "close")  # the body ends when the connection does
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
         self.end_headers()
         for frame in frames:
-            self.wfile.write(frame.encode())
+            time.sleep(reply.gap)
+            data = frame.encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
-        if isinstance(reply, Reply) and reply.hang:
+        if reply.then == "hang":
             fake.closing.wait(30)
+        elif reply.then == "close":
+            self.wfile.write(b"0\r\n\r\n")
+        # "cut": the connection closes without the chunk that ends the body
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -110,14 +133,14 @@ class FakeServer:
     provider: str
 
     def __init__(self) -> None:
-        self.queue: deque[Reply | Failure | Raw] = deque()
+        self.queue: deque[Reply | Failure | Raw | Stall] = deque()
         self.requests: list[Recorded] = []
         self.closing = threading.Event()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
         self.port = self._httpd.server_address[1]
 
-    def add(self, *replies: Reply | Failure | Raw) -> "FakeServer":
+    def add(self, *replies: Reply | Failure | Raw | Stall) -> "FakeServer":
         self.queue.extend(replies)
         return self
 

@@ -1,5 +1,5 @@
 """The Anthropic and OpenAI providers, through the official SDKs, against local fake servers:
-streaming, tool calls, the request shapes, keys, failures and cancellation."""
+streaming, tool calls, the request shapes, keys, failures, time limits and cancellation."""
 
 from __future__ import annotations
 
@@ -7,12 +7,16 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pydantic import ValidationError
 
-from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, FakeServer, Raw, Reply
+from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, FakeServer, Raw, Reply, Stall
 from helpers import chat, running
-from protocol import Model
+from protocol import Model, ModelsConfig, Settings
+from server.agent import build_task
+from server.modes import BUILTIN_MODES
+from server.prompt import PromptContext
 from server.providers import (
-    ChatMessage, ModelError, ModelReply, ModelRequest, ScriptCursor, ToolCallRequest, ToolSchema, open_model,
+    ChatMessage, ModelError, ModelLimits, ModelReply, ModelRequest, ScriptCursor, ToolCallRequest, ToolSchema, open_model,
 )
 from server.providers.openai import RAW_ARGUMENTS
 
@@ -24,9 +28,9 @@ READ_FILE = ToolSchema(
 HELLO = ModelRequest("You are a test.", (ChatMessage("user", "hello"),), (READ_FILE,))
 
 
-def model(server: FakeServer, **settings):
+def model(server: FakeServer, limits: ModelLimits = ModelLimits(), **settings):
     config = {"provider": server.provider, "baseUrl": server.url, "apiKeyEnv": KEY_ENV, "model": "fake-model", **settings}
-    return open_model(Model.model_validate(config), workspace=Path("."), cursor=ScriptCursor())
+    return open_model(Model.model_validate(config), workspace=Path("."), cursor=ScriptCursor(), limits=limits)
 
 
 async def ask(server: FakeServer, request: ModelRequest = HELLO, **settings) -> tuple[ModelReply, list[str]]:
@@ -36,7 +40,7 @@ async def ask(server: FakeServer, request: ModelRequest = HELLO, **settings) -> 
 
 
 async def failure(server: FakeServer, **settings) -> str:
-    with pytest.raises(ModelError) as caught:
+    with anyio.fail_after(10), pytest.raises(ModelError) as caught:
         await ask(server, **settings)
     return str(caught.value)
 
@@ -140,8 +144,70 @@ async def test_a_key_env_that_is_not_set_is_a_model_error(fake, monkeypatch):
     assert fake.requests == []
 
 
+@pytest.mark.parametrize("stall", [Stall(), Reply("Hello", events=0, then="hang")], ids=["no headers", "headers only"])
+async def test_no_first_event_in_time_fails_the_request(fake, stall):
+    fake.add(stall)
+    text = await failure(fake, limits=ModelLimits(first_byte=0.2, idle=30))
+    assert text.startswith(f"{fake.provider} model fake-model at ")
+    assert text.endswith(": no response within 0.2 s (modelFirstByteTimeoutSeconds)")
+    assert len(fake.requests) == 1  # our limit, not the SDK's timeout and retry
+
+
+async def test_a_stream_that_stalls_fails_after_the_idle_timeout(fake):
+    fake.add(Reply("Thinking out loud for a long time", events=3, then="hang"))
+    chunks: list[str] = []
+    with anyio.fail_after(10), pytest.raises(ModelError) as caught:
+        await model(fake, ModelLimits(first_byte=30, idle=0.2)).complete(HELLO, chunks.append)
+    assert str(caught.value).endswith(": the stream stalled: nothing received for 0.2 s (modelIdleTimeoutSeconds)")
+    assert chunks  # text came first
+
+
+async def test_a_slow_but_steady_stream_is_not_cut(fake):
+    # 0.05 s between events, 12 events or more: longer than either limit in all, shorter in every gap
+    fake.add(Reply("Hello, I am a fake model.", [Call("call_1", "read_file", {"path": "a"})], gap=0.05))
+    reply, _ = await ask(fake, limits=ModelLimits(first_byte=0.4, idle=0.4))
+    assert reply.text == "Hello, I am a fake model." and reply.tool_calls[0].arguments == {"path": "a"}
+
+
+async def test_the_sdk_timeout_only_backs_up_the_limits(fake):
+    fake.add(Reply("ok"))
+    client = model(fake, ModelLimits(first_byte=7, idle=3))
+    await client.complete(HELLO, lambda _: None)
+    assert (await client.client()).timeout.read == 7  # never the SDK's own 10 minutes
+
+
+@pytest.mark.parametrize("events", [0, 4])
+async def test_a_stream_cut_in_the_middle_is_reported_as_cut(fake, events):
+    fake.add(Reply("Hello, I am a fake model.", events=events, then="cut"))
+    text = await failure(fake)
+    assert f": the stream was cut off after {events} events: peer closed connection without sending complete" in text
+    assert "cannot connect" not in text
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [Reply("Hello, I am a fake model.", events=4), Reply(calls=[Call("call_1", "write_to_file", {"path": "a", "content": "b"})], events=5)],
+    ids=["text", "tool call"],
+)
+async def test_a_stream_that_ends_before_the_reply_is_complete_is_cut(fake, reply):
+    fake.add(reply)
+    text = await failure(fake)
+    assert text.endswith(f": the stream was cut off after {reply.events} events: it ended before the reply was complete")
+
+
+async def test_cancellation_while_waiting_for_the_first_byte(fake):
+    fake.add(Stall())
+    with anyio.move_on_after(5) as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(model(fake).complete, HELLO, lambda _: None)
+            while not fake.requests:
+                await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+    assert not scope.cancelled_caught  # cancelled at once: no ModelError, no waiting
+
+
 async def test_cancellation_propagates(fake):
-    fake.add(Reply("Thinking out loud for a long time", hang=True))
+    fake.add(Reply("Thinking out loud for a long time", events=3, then="hang"))
     chunks: list[str] = []
     with anyio.move_on_after(5) as scope:
         async with anyio.create_task_group() as tg:
@@ -311,3 +377,41 @@ async def test_thinking_survives_a_mode_switch_in_the_middle_of_a_turn(tmp_path,
     # the second request, made by the new task of the new mode, sends the thinking back first
     assistant = anthropic.requests[1].body["messages"][1]
     assert [b["type"] for b in assistant["content"]] == ["thinking", "text", "tool_use"]
+
+
+# ------------------------------------------------------------ the time limits as settings
+
+
+def test_the_time_limits_are_settings_with_defaults():
+    assert (Settings().model_first_byte_timeout_seconds, Settings().model_idle_timeout_seconds) == (120, 60)
+    assert ModelLimits.of(Settings()) == ModelLimits() == ModelLimits(first_byte=120, idle=60)
+    chosen = Settings.model_validate({"modelFirstByteTimeoutSeconds": 30, "modelIdleTimeoutSeconds": 2.5})
+    assert ModelLimits.of(chosen) == ModelLimits(first_byte=30, idle=2.5)
+    for bad in ({"modelFirstByteTimeoutSeconds": 0}, {"modelIdleTimeoutSeconds": -1}):
+        with pytest.raises(ValidationError):
+            Settings.model_validate(bad)
+
+
+async def test_the_task_factory_hands_the_limits_to_the_model(tmp_path, openai):
+    openai.add(Stall())
+    context = PromptContext(
+        mode=BUILTIN_MODES[0], phase="act", tools=(), modes=BUILTIN_MODES, workspace=tmp_path, yolo=False, agent="modus"
+    )
+    models = ModelsConfig.model_validate({"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake"}})
+    task = build_task(
+        context=context, agent_model=None, models=models, cursor=ScriptCursor(), generation=0,
+        limits=ModelLimits(first_byte=0.2, idle=30),
+    )
+    with anyio.fail_after(10), pytest.raises(ModelError, match=r"no response within 0\.2 s"):
+        await task.model.complete(HELLO, lambda _: None)
+
+
+@pytest.mark.xfail(strict=True, reason="server/agent/session.py does not pass ModelLimits.of(self.settings) to build_task yet")
+async def test_a_turn_fails_after_the_configured_first_byte_timeout(tmp_path, openai):
+    openai.add(Stall())
+    models = {"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake-model"}}
+    with anyio.fail_after(3):
+        async with running(tmp_path, models=models, modelFirstByteTimeoutSeconds=0.2) as session:
+            assert await chat(session, "hello?") == "failed"
+        [system] = [m for m in session.host.of_kind("message") if m.role == "system"]
+    assert "no response within 0.2 s (modelFirstByteTimeoutSeconds)" in system.text

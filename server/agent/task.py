@@ -11,7 +11,7 @@ from protocol import Model, ModelsConfig, TaskInfo, TaskModel
 
 from ..modes import Mode
 from ..prompt import PromptContext, SystemPrompt, build_prompt
-from ..providers import ModelClient, ScriptCursor, open_model
+from ..providers import ModelClient, ModelLimits, ScriptCursor, open_model
 from ..state.store import new_id
 from ..tools import TOOLS, ToolSpec
 
@@ -75,6 +75,7 @@ def build_task(
     models: ModelsConfig,
     cursor: ScriptCursor,
     generation: int,
+    limits: ModelLimits = ModelLimits(),
 ) -> Task:
     """The one task factory: the model for (mode, phase, agent), the prompt and the tool set."""
     config = resolve_model(models, context.mode.slug, context.phase, agent_model)
@@ -84,7 +85,7 @@ def build_task(
         mode=context.mode,
         phase=context.phase,
         model_config=config,
-        model=open_model(config, workspace=context.workspace, cursor=cursor),
+        model=open_model(config, workspace=context.workspace, cursor=cursor, limits=limits),
         prompt=build_prompt(context),
         tools=frozenset(t.name for t in context.tools),
         generation=generation,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from protocol import Model
 
-from .base import ChatMessage, ModelClient, ModelError, ModelReply, ModelRequest, ToolCallRequest, ToolSchema
+from .base import ChatMessage, ModelClient, ModelError, ModelLimits, ModelReply, ModelRequest, ToolCallRequest, ToolSchema
 from .scripted import Script, ScriptCursor, ScriptedModel
 
 
@@ -43,7 +43,7 @@ class _DeferredError:
         raise self.error
 
 
-def open_model(config: Model, *, workspace: Path, cursor: ScriptCursor) -> ModelClient:
+def open_model(config: Model, *, workspace: Path, cursor: ScriptCursor, limits: ModelLimits = ModelLimits()) -> ModelClient:
     """A client for the configured model. Problems surface when the model is asked, never here."""
     try:
         if config.provider == "scripted":
@@ -52,11 +52,11 @@ def open_model(config: Model, *, workspace: Path, cursor: ScriptCursor) -> Model
         if config.provider == "anthropic":
             from .anthropic import AnthropicModel
 
-            return AnthropicModel(config)
+            return AnthropicModel(config, limits)
         if config.provider == "openai":
             from .openai import OpenAIModel
 
-            return OpenAIModel(config)
+            return OpenAIModel(config, limits)
         raise ModelError(f"Unknown provider: {config.provider}")
     except ModelError as exc:
         return _DeferredError(exc)
@@ -66,6 +66,7 @@ __all__ = [
     "ChatMessage",
     "ModelClient",
     "ModelError",
+    "ModelLimits",
     "ModelReply",
     "ModelRequest",
     "Script",

@@ -15,21 +15,23 @@ class AnthropicModel(SdkModel):
     default_model = "claude-sonnet-4-6"
     default_key_env = "ANTHROPIC_API_KEY"
     client_class = "AsyncAnthropic"
+    derived_events = frozenset({"text", "input_json", "citation", "thinking", "signature"})  # beside the raw events
 
     async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
         client = await self.client()
-        try:
-            async with client.messages.stream(**self._params(request)) as stream:
-                async for event in stream:
-                    if event.type == "text":  # thinking arrives as other events: not visible text
-                        on_text(event.text)
-                message = await stream.get_final_message()
-        except Exception as exc:  # whatever the SDK or the stream raises; cancellation is no Exception
-            raise self.failure(exc) from None
+        message = None
+        async with self.streaming(client.messages.stream(**self._params(request))) as events:
+            async for event in events:
+                if event.type == "text":  # thinking arrives as other events: not visible text
+                    on_text(event.text)
+                elif event.type == "message_stop":  # the last event: the SDK adds the whole message
+                    message = event.message
+        if message is None:
+            raise self.cut(events)
         text = "".join(b.text for b in message.content if b.type == "text")
         calls = tuple(ToolCallRequest(b.id, b.name, dict(b.input)) for b in message.content if b.type == "tool_use")
-        if calls and message.stop_reason in (None, "max_tokens"):
-            raise self.cut_off(message.stop_reason)
+        if calls and message.stop_reason == "max_tokens":
+            raise self.max_tokens_in_call()
         # While the tool loop goes on, the API wants a reply's thinking blocks back, unchanged,
         # before its tool_use blocks: they travel with the message as its provider state.
         thinking = [_thinking_block(b) for b in message.content if b.type in ("thinking", "redacted_thinking")]

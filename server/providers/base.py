@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol
 
+from protocol import Settings
+
 
 @dataclass(frozen=True)
 class ToolCallRequest:
@@ -47,6 +49,19 @@ class ModelReply:
     #: Provider data to send back with this reply in later requests (Anthropic's thinking
     #: blocks); stored with the message, so it survives task rebuilds and restarts.
     state: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    """How long a streamed model request may wait, in seconds: for its first event (from sending
+    the request), then between two events (settings modelFirstByteTimeoutSeconds, modelIdleTimeoutSeconds)."""
+
+    first_byte: float = Settings.model_fields["model_first_byte_timeout_seconds"].default
+    idle: float = Settings.model_fields["model_idle_timeout_seconds"].default
+
+    @classmethod
+    def of(cls, settings: Settings) -> ModelLimits:
+        return cls(settings.model_first_byte_timeout_seconds, settings.model_idle_timeout_seconds)
 
 
 class ModelError(Exception):

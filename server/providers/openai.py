@@ -26,29 +26,27 @@ class OpenAIModel(SdkModel):
         client = await self.client()
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}  # by index: id, name, argument fragments joined
-        finish = None
-        try:
-            stream = await client.chat.completions.create(**self._params(request))
-            async with stream:
-                async for chunk in stream:
-                    if not chunk.choices:
-                        continue
-                    choice = chunk.choices[0]
-                    finish = choice.finish_reason or finish
-                    delta = choice.delta
-                    if delta.content:  # reasoning comes in other fields: not visible text
-                        text.append(delta.content)
-                        on_text(delta.content)
-                    for part in delta.tool_calls or ():
-                        call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
-                        call["id"] = part.id or call["id"]
-                        if part.function:
-                            call["name"] = part.function.name or call["name"]
-                            call["arguments"] += part.function.arguments or ""
-        except Exception as exc:  # whatever the SDK or the stream raises; cancellation is no Exception
-            raise self.failure(exc) from None
-        if calls and finish in (None, "length"):
-            raise self.cut_off(finish)
+        finish = None  # the reply is whole once a finish reason came
+        async with self.streaming(client.chat.completions.create(**self._params(request))) as events:
+            async for chunk in events:
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                finish = choice.finish_reason or finish
+                delta = choice.delta
+                if delta.content:  # reasoning comes in other fields: not visible text
+                    text.append(delta.content)
+                    on_text(delta.content)
+                for part in delta.tool_calls or ():
+                    call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                    call["id"] = part.id or call["id"]
+                    if part.function:
+                        call["name"] = part.function.name or call["name"]
+                        call["arguments"] += part.function.arguments or ""
+        if finish is None:
+            raise self.cut(events)
+        if calls and finish == "length":
+            raise self.max_tokens_in_call()
         return ModelReply(
             "".join(text),
             tuple(

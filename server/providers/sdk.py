@@ -1,4 +1,5 @@
-"""What the two SDK-backed providers share: the API key, the client, and failures as ModelError.
+"""What the two SDK-backed providers share: the API key, the client, the time limits of a streamed
+request, and failures as ModelError.
 
 The SDKs take seconds to import, so each is imported on the first request and in a worker
 thread: the server starts without them and keeps answering while they load.
@@ -7,18 +8,43 @@ thread: the server starts without them and keeps answering while they load.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
-from typing import Any
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
 
 import anyio
 
 from protocol import Model
 
-from .base import ModelError
+from .base import ModelError, ModelLimits
 
 #: Sent to a custom baseUrl when no apiKeyEnv is named: a local server needs no key, and the
 #: user's provider key must not go to another host unasked.
 PLACEHOLDER_KEY = "modus-no-key"
+
+
+class Events:
+    """The events of one streamed request, each within its time limit: the first `first_byte`
+    seconds after the request was sent, every next one `idle` seconds after the one before."""
+
+    def __init__(self, limits: ModelLimits, derived: frozenset[str]):
+        self.limits = limits
+        self.derived = derived
+        self.scope = anyio.CancelScope(deadline=anyio.current_time() + limits.first_byte)
+        self.stream: AsyncIterator[Any] | None = None  # set once the response has come
+        self.count = 0  # the server's events received
+
+    def __aiter__(self) -> Events:
+        return self
+
+    async def __anext__(self) -> Any:
+        assert self.stream is not None
+        event = await anext(self.stream)
+        self.scope.deadline = anyio.current_time() + self.limits.idle
+        if getattr(event, "type", None) not in self.derived:
+            self.count += 1
+        return event
 
 
 class SdkModel:
@@ -27,9 +53,12 @@ class SdkModel:
     default_key_env: str
     client_class: str  # the SDK's async client
     no_key_hint = ""
+    #: Events the SDK makes up beside the server's own: not counted as received.
+    derived_events: frozenset[str] = frozenset()
 
-    def __init__(self, config: Model):
+    def __init__(self, config: Model, limits: ModelLimits):
         self.config = config
+        self.limits = limits
         self.model = config.model or self.default_model
         self.api_key = self._api_key()
         self._client: Any = None
@@ -53,28 +82,64 @@ class SdkModel:
 
     def _new_client(self) -> Any:
         sdk = importlib.import_module(self.provider)
+        # Our limits (see streaming) apply first: the SDK's timeout, as long as the longer one, only
+        # backs them up, so its 10-minute default never applies; it keeps its short connect timeout.
         # One retry: a dead endpoint must fail the turn quickly, not after minutes of back-off.
-        return getattr(sdk, self.client_class)(api_key=self.api_key, base_url=self.config.base_url, max_retries=1)
+        timeout = sdk.Timeout(max(self.limits.first_byte, self.limits.idle), connect=sdk.DEFAULT_TIMEOUT.connect)
+        return getattr(sdk, self.client_class)(
+            api_key=self.api_key, base_url=self.config.base_url, timeout=timeout, max_retries=1
+        )
+
+    @asynccontextmanager
+    async def streaming(self, opening: Any) -> AsyncIterator[Events]:
+        """One streamed request within the limits: `opening` is the SDK's stream manager, or what to
+        await for its stream. Whatever the SDK or the stream raises comes out as one ModelError;
+        cancellation is no Exception and goes through."""
+        events = Events(self.limits, self.derived_events)
+        with events.scope:
+            try:
+                async with (await opening if inspect.isawaitable(opening) else opening) as stream:
+                    events.stream = aiter(stream)
+                    yield events
+            except Exception as exc:
+                raise self.failure(exc, events) from None
+        if events.scope.cancelled_caught:
+            raise self.timed_out(events)
 
     def who(self) -> str:
         return f"{self.provider} model {self.model} at {self._client.base_url}"
 
-    def failure(self, exc: Exception) -> ModelError:
+    def error(self, what: str) -> ModelError:
+        return ModelError(f"{self.who()}: {what}".replace(self.api_key, "***"))
+
+    def failure(self, exc: Exception, events: Events) -> ModelError:
         """Whatever the SDK or the stream raised, as one line naming the model; never the key."""
         sdk = importlib.import_module(self.provider)
+        http = importlib.import_module("httpx2")  # the SDKs' HTTP client: Anthropic's stream raises its errors as they are
         if isinstance(exc, sdk.APIStatusError):
             what = self.status(exc.status_code, exc.body, exc.message)
             if exc.status_code == 401 and self.api_key == PLACEHOLDER_KEY:
                 what += " (no API key was sent: name its environment variable in apiKeyEnv)"
-        elif isinstance(exc, sdk.APITimeoutError):
+        elif isinstance(exc, (sdk.APITimeoutError, http.TimeoutException)):
             what = "the request timed out"
-        elif isinstance(exc, sdk.APIConnectionError):
+        elif isinstance(exc, (sdk.APIConnectionError, http.TransportError)):
+            if events.stream is not None:  # the response had come: the connection broke while streaming
+                return self.cut(events, _deepest_reason(exc))
             what = f"cannot connect ({exc.__cause__ or exc})"
         elif isinstance(exc, sdk.APIError):  # an error object inside the stream
             what = f"error in the stream: {exc.message}"
         else:
             what = f"malformed response ({type(exc).__name__}: {exc})" if str(exc) else f"malformed response ({type(exc).__name__})"
-        return ModelError(f"{self.who()}: {what}".replace(self.api_key, "***"))
+        return self.error(what)
+
+    def timed_out(self, events: Events) -> ModelError:
+        if events.count:
+            return self.error(f"the stream stalled: nothing received for {self.limits.idle:g} s (modelIdleTimeoutSeconds)")
+        return self.error(f"no response within {self.limits.first_byte:g} s (modelFirstByteTimeoutSeconds)")
+
+    def cut(self, events: Events, reason: str = "it ended before the reply was complete") -> ModelError:
+        """The stream broke, or ended without its final event: what came is not the whole reply."""
+        return self.error(f"the stream was cut off after {events.count} events: {reason}")
 
     def status(self, code: int, body: object, fallback: str) -> str:
         """`HTTP 429 (rate_limit_error): <the server's message>`."""
@@ -85,8 +150,17 @@ class SdkModel:
             return f"{where}{f' ({kind})' if kind else ''}: {body['message']}"
         return f"{where}: {str(body or fallback)[:300]}"
 
-    def cut_off(self, reason: str | None) -> ModelError:
+    def max_tokens_in_call(self) -> ModelError:
         """Never run a call whose arguments were cut off."""
-        if reason in ("max_tokens", "length"):
-            return ModelError(f"{self.who()}: the reply reached max tokens in the middle of a tool call; raise maxTokens.")
-        return ModelError(f"{self.who()}: the stream ended in the middle of a tool call.")
+        return self.error("the reply reached max tokens in the middle of a tool call; raise maxTokens.")
+
+
+def _deepest_reason(exc: BaseException) -> str:
+    """The innermost cause that says something: 'peer closed connection without sending complete
+    message body (incomplete chunked read)', '[Errno 104] Connection reset by peer'."""
+    reason = type(exc).__name__
+    cause: BaseException | None = exc
+    while cause is not None:
+        reason = str(cause) or reason
+        cause = cause.__cause__
+    return reason

@@ -33,3 +33,13 @@ async def test_a_dead_endpoint_fails_the_turn_and_the_server_goes_on(editor):
     assert system["text"].startswith("The model request failed: openai model fake at ") and "cannot connect" in system["text"]
     state = await editor.request(methods.STATE)
     assert state["task"]["model"]["provider"] == "openai"
+
+
+async def test_a_stream_cut_in_the_middle_fails_the_turn_as_cut(editor):
+    with FakeOpenAI() as server:
+        server.add(Reply("Hello, I am a fake model.", events=4, then="cut"))
+        await editor.start(settings(server.url))
+        ended = await editor.chat("hello?")
+    assert ended["outcome"] == "failed"
+    [system] = [u for u in editor.of_kind("message") if u["role"] == "system"]
+    assert "the stream was cut off after 4 events: " in system["text"] and "cannot connect" not in system["text"]

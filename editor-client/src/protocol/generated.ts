@@ -447,6 +447,8 @@ export interface Settings {
   maxRequestsPerTurn?: number;
   members?: Member[];
   modeSwitchDelayMs?: number;
+  modelFirstByteTimeoutSeconds?: number;
+  modelIdleTimeoutSeconds?: number;
   models?: ModelsConfig;
   stateDir?: string | null;
   yolo?: boolean;
