@@ -406,7 +406,6 @@ async def test_the_task_factory_hands_the_limits_to_the_model(tmp_path, openai):
         await task.model.complete(HELLO, lambda _: None)
 
 
-@pytest.mark.xfail(strict=True, reason="server/agent/session.py does not pass ModelLimits.of(self.settings) to build_task yet")
 async def test_a_turn_fails_after_the_configured_first_byte_timeout(tmp_path, openai):
     openai.add(Stall())
     models = {"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake-model"}}

@@ -37,7 +37,7 @@ from ..errors import BadRequest, ToolError
 from ..host import Host
 from ..modes import DEFAULT_MODE, Mode, ModeRegistry
 from ..prompt import PromptContext, Rules, build_prompt, environment_details, load_rules
-from ..providers import ScriptCursor
+from ..providers import ModelLimits, ScriptCursor
 from ..state import Store, StoredMessage
 from ..state.store import new_id
 from ..tools import ToolContext
@@ -264,6 +264,7 @@ class Session:
             models=self.settings.models,
             cursor=self.cursors.setdefault(agent, ScriptCursor()),
             generation=self.generation,
+            limits=ModelLimits.of(self.settings),
         )
         self.store.add_task(task.id, agent, mode.slug, self.phase, self.conversation_id, None, replaces.id if replaces else None)
         self.tasks[agent] = task

@@ -75,7 +75,7 @@ def build_task(
     models: ModelsConfig,
     cursor: ScriptCursor,
     generation: int,
-    limits: ModelLimits = ModelLimits(),
+    limits: ModelLimits,
 ) -> Task:
     """The one task factory: the model for (mode, phase, agent), the prompt and the tool set."""
     config = resolve_model(models, context.mode.slug, context.phase, agent_model)
