@@ -9,18 +9,24 @@ in a worker thread with a time limit, so nothing a repository holds can stall th
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from functools import partial
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import anyio
+
+if TYPE_CHECKING:
+    import yaml
 
 T = TypeVar("T")
 
 #: How long reading and parsing one file (or one set of rules) may take.
 LOAD_SECONDS = 5.0
+#: The most nodes a YAML document may expand to, aliases followed (an alias bomb expands to billions).
+MAX_NODES = 100_000
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -138,6 +144,58 @@ def walk(folder: Path, *, inside: Path, max_files: int, max_depth: int) -> tuple
 
     visit(folder, 1)
     return files, folders, skipped
+
+
+def yaml_too_big(root: "yaml.Node") -> str | None:
+    """Why the document must not be built, if it must not: too many nodes once aliases are
+    followed, or an alias inside itself. Sizes are counted once per node, so this is linear."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()  # started, not finished: the ancestors of what is being looked at
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if finished:
+            open_.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[key] > MAX_NODES:
+                return f"it expands to more than {MAX_NODES:,} nodes (YAML aliases)"
+        elif key in open_:
+            return "a YAML alias refers to a node that contains it"
+        elif key not in sizes:
+            open_.add(key)
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in sizes)
+    return None
+
+
+def _children(node: "yaml.Node") -> list:
+    """A mapping's keys and values, a sequence's items; a scalar's value is its text."""
+    if not isinstance(node.value, list):
+        return []
+    return [n for item in node.value for n in (item if isinstance(item, tuple) else (item,))]
+
+
+def load_yaml(text: str) -> Any:
+    """YAML or JSON data, built only if it stays under MAX_NODES nodes once aliases are followed.
+    Raises ValueError with the reason (yaml.YAMLError is one)."""
+    try:
+        return json.loads(text)  # JSON is YAML, and much faster to read this way
+    except ValueError:
+        pass
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None
+        if (problem := yaml_too_big(root)) is not None:
+            raise ValueError(problem)
+        return loader.construct_document(root)
+    finally:
+        loader.dispose()
 
 
 async def off_loop(fn: Callable[..., T], *args, seconds: float = LOAD_SECONDS) -> T:

@@ -15,14 +15,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ..untrusted import Refused, read_text
+from ..untrusted import Refused, read_text, yaml_too_big
 from .model import GROUP_TOOLS, Group, Mode
 from .patterns import Pattern, PatternError
 
 #: A modes file larger than this is not read (Roo's own files are a few KiB).
 MAX_FILE_BYTES = 256 * 1024
-#: The most nodes a modes file may expand to, YAML aliases followed (an alias bomb expands to billions).
-MAX_NODES = 100_000
 
 
 @dataclass(frozen=True)
@@ -177,7 +175,7 @@ def parse_modes(text: str, source: str, origin: str = "<memory>") -> LoadResult:
         loader.dispose()
     if root is None:
         return LoadResult((), ())
-    if (problem := _too_big(root)) is not None:
+    if (problem := yaml_too_big(root)) is not None:
         return LoadResult((), (_at(root, f"Modes file not read: {problem}"),))
     if not isinstance(root, yaml.MappingNode):
         return LoadResult((), (_at(root, "A modes file must be a mapping with a 'customModes' list"),))
@@ -203,38 +201,6 @@ def parse_modes(text: str, source: str, origin: str = "<memory>") -> LoadResult:
         seen[mode.slug] = node.start_mark.line
         modes.append(mode)
     return LoadResult(tuple(modes), tuple(diagnostics))
-
-
-def _too_big(root: yaml.Node) -> str | None:
-    """Why the document must not be built, if it must not: too many nodes once aliases are
-    followed, or an alias inside itself. Sizes are counted once per node, so this is linear."""
-    sizes: dict[int, int] = {}
-    open_: set[int] = set()  # started, not finished: the ancestors of what is being looked at
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, finished = stack.pop()
-        key = id(node)
-        children = _children(node)
-        if finished:
-            open_.discard(key)
-            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
-            if sizes[key] > MAX_NODES:
-                return f"it expands to more than {MAX_NODES:,} nodes (YAML aliases)"
-        elif key in open_:
-            return "a YAML alias refers to a node that contains it"
-        elif key not in sizes:
-            open_.add(key)
-            stack.append((node, True))
-            stack.extend((c, False) for c in children if id(c) not in sizes)
-    return None
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
-        return [n for pair in node.value for n in pair]
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    return []
 
 
 def _is_json(text: str) -> bool:

@@ -10,29 +10,6 @@ from .base import ChatMessage, ModelClient, ModelError, ModelLimits, ModelReply,
 from .scripted import Script, ScriptCursor, ScriptedModel
 
 
-class _ScriptCache:
-    """Scripts parsed once per file version."""
-
-    def __init__(self) -> None:
-        self._cache: dict[Path, tuple[tuple[int, int], Script]] = {}
-
-    def load(self, path: Path) -> Script:
-        try:
-            st = path.stat()
-        except OSError as exc:
-            raise ModelError(f"Cannot read script '{path}': {exc.strerror or exc}") from None
-        sig = (st.st_mtime_ns, st.st_size)
-        hit = self._cache.get(path)
-        if hit and hit[0] == sig:
-            return hit[1]
-        script = Script.load(path)
-        self._cache[path] = (sig, script)
-        return script
-
-
-SCRIPTS = _ScriptCache()
-
-
 class _DeferredError:
     """A model that could not be opened: every request fails with the reason (the turn reports it)."""
 
@@ -47,8 +24,7 @@ def open_model(config: Model, *, workspace: Path, cursor: ScriptCursor, limits: 
     """A client for the configured model. Problems surface when the model is asked, never here."""
     try:
         if config.provider == "scripted":
-            script = SCRIPTS.load(workspace / config.script) if config.script else None
-            return ScriptedModel(script, cursor)
+            return ScriptedModel(workspace / config.script if config.script else None, cursor)
         if config.provider == "anthropic":
             from .anthropic import AnthropicModel
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import anyio
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..untrusted import Refused, load_yaml, off_loop, read_text
 from .base import ModelError, ModelReply, ModelRequest, ToolCallRequest
 
 SCRIPT_FINISHED = "Script finished."
@@ -24,6 +24,7 @@ NOT_CONFIGURED = (
     'or give the scripted provider a script: `{"default": {"provider": "scripted", "script": "script.yaml"}}`.'
 )
 CHUNK = 16  # characters per streamed delta
+MAX_SCRIPT_BYTES = 16 * 1024 * 1024
 
 
 class _ScriptCall(BaseModel):
@@ -44,11 +45,16 @@ class Script(BaseModel):
 
     @classmethod
     def load(cls, path: Path) -> "Script":
+        """Read and check a script (blocking): a regular file, bounded in size and nodes."""
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ModelError(f"Cannot read script '{path}': {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
+            text = read_text(path, MAX_SCRIPT_BYTES)
+        except Refused as exc:
+            raise ModelError(f"Cannot read script '{path}': {exc}") from None
+        if text is None:
+            raise ModelError(f"Cannot read script '{path}': there is no such file")
+        try:
+            data = load_yaml(text)
+        except ValueError as exc:
             raise ModelError(f"Cannot parse script '{path}': {exc}") from None
         try:
             return cls.model_validate(data)
@@ -70,8 +76,35 @@ class ScriptCursor:
         return f"call_{self.calls}"
 
 
+class _ScriptCache:
+    """Scripts parsed once per file version; a new version is read off the event loop."""
+
+    def __init__(self) -> None:
+        self._cache: dict[Path, tuple[tuple[int, int, int], Script]] = {}
+
+    async def get(self, path: Path) -> Script:
+        try:
+            st = path.stat()
+        except OSError as exc:
+            raise ModelError(f"Cannot read script '{path}': {exc.strerror or exc}") from None
+        sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+        hit = self._cache.get(path)
+        if hit and hit[0] == sig:
+            return hit[1]
+        try:
+            script = await off_loop(Script.load, path)
+        except Refused as exc:
+            raise ModelError(f"Cannot read script '{path}': {exc}") from None
+        self._cache[path] = (sig, script)
+        return script
+
+
+SCRIPTS = _ScriptCache()
+
+
 class ScriptedModel:
-    def __init__(self, script: Script | None, cursor: ScriptCursor):
+    def __init__(self, script: Path | None, cursor: ScriptCursor):
+        """`script`: the file (read when the model is first asked), None without one."""
         self.script = script
         self.cursor = cursor
 
@@ -79,10 +112,11 @@ class ScriptedModel:
         if self.script is None:
             await _stream(NOT_CONFIGURED, on_text)
             return ModelReply(NOT_CONFIGURED)
-        if self.cursor.position >= len(self.script.turns):
+        script = await SCRIPTS.get(self.script)
+        if self.cursor.position >= len(script.turns):
             await _stream(SCRIPT_FINISHED, on_text)
             return ModelReply(SCRIPT_FINISHED)
-        turn = self.script.turns[self.cursor.position]
+        turn = script.turns[self.cursor.position]
         self.cursor.position += 1
         await _stream(turn.text, on_text)
         calls = tuple(ToolCallRequest(self.cursor.next_id(), c.name, dict(c.arguments)) for c in turn.tool_calls)
