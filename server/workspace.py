@@ -31,13 +31,56 @@ class Workspace:
         if "\0" in raw:
             raise InvalidParams(f"The path contains a NUL character: {raw!r}")
         real = Path(os.path.realpath(self.root / raw.strip()))
+        rel = self._inside(real)
+        if rel is None:
+            raise OutsideWorkspace(
+                f"Access to '{raw}' is denied: it resolves to '{real}', outside the workspace '{self.root}'."
+            )
+        return WorkspacePath(real, rel)
+
+    def entry(self, path: Path) -> WorkspacePath | None:
+        """An entry met while walking a folder, checked like a single path: where it really
+        points, or None when that is outside the workspace."""
+        real = Path(os.path.realpath(path))
+        rel = self._inside(real)
+        return None if rel is None else WorkspacePath(real, rel)
+
+    def _inside(self, real: Path) -> str | None:
+        """`real`'s workspace-relative POSIX form ("." for the root), None when it is outside."""
         try:
             rel = real.relative_to(self.root)
         except ValueError:
-            raise OutsideWorkspace(
-                f"Access to '{raw}' is denied: it resolves to '{real}', outside the workspace '{self.root}'."
-            ) from None
-        return WorkspacePath(real, PurePosixPath(rel).as_posix() if rel.parts else ".")
+            return None
+        return PurePosixPath(rel).as_posix() if rel.parts else "."
 
     def relative(self, path: Path) -> str:
         return PurePosixPath(path.relative_to(self.root)).as_posix()
+
+
+MAX_SKIPPED_NAMES = 10
+
+
+class Walk:
+    """One walk through a folder. Every entry it opens goes through `enter` (Workspace.entry);
+    those that lead outside the workspace are skipped, and `note` names them."""
+
+    def __init__(self, workspace: Workspace):
+        self.workspace = workspace
+        self.outside: list[str] = []
+
+    def enter(self, path: Path) -> WorkspacePath | None:
+        found = self.workspace.entry(path)
+        if found is None:
+            self.outside.append(self.workspace.relative(path))
+        return found
+
+    def note(self) -> str:
+        """A last paragraph for the tool's result: empty, or the skipped entries by name."""
+        if not self.outside:
+            return ""
+        names = sorted(self.outside)
+        shown = ", ".join(names[:MAX_SKIPPED_NAMES])
+        if len(names) > MAX_SKIPPED_NAMES:
+            shown += f" and {len(names) - MAX_SKIPPED_NAMES} more"
+        what = "entry that leads" if len(names) == 1 else "entries that lead"
+        return f"\n\n[skipped {len(names)} {what} outside the workspace: {shown}]"
