@@ -467,6 +467,35 @@ async def test_the_skipped_entries_are_named_up_to_a_cap(tmp_path):
     check(result, None, f"real.txt\n\n[skipped 25 entries that lead outside the workspace: {names} and 15 more]")
 
 
+def deep_folder(root: Path, length: int) -> str:
+    """A folder under `root` whose absolute path has `length` characters, made by relative opens
+    (the OS refuses longer absolute paths), holding module.py; returns its relative path."""
+    names, left = [], length - len(str(root))  # what each name adds: "/" + name
+    while left > 201:
+        names.append("d" * 199)
+        left -= 200
+    names.append("d" * (left - 1))
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for name in names:
+        os.mkdir(name, dir_fd=fd)
+        fd, parent = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), fd
+        os.close(parent)
+    module = os.open("module.py", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+    os.write(module, b"def f():\n    pass\n")
+    os.close(module)
+    os.close(fd)
+    return "/".join(names)
+
+
+async def test_a_walk_through_a_folder_past_the_systems_path_length(tmp_path):
+    deep = deep_folder(tmp_path, os.pathconf(tmp_path, "PC_PATH_MAX") + 20)  # ripgrep opens it by a shorter relative path
+    async with running(tmp_path) as session:
+        listed = await call_tool(session, "list_files", path=deep.split("/")[0], recursive=True)
+        found = await call_tool(session, "search_files", path=".", regex="def f")
+    assert listed.error is None and listed.text.endswith("/module.py"), listed.text[-200:]
+    assert found.error is None and found.text.startswith("Found 1 result.\n\n# " + deep + "/module.py"), found.text[-200:]
+
+
 # ================================================================ write_to_file
 
 

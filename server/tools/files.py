@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+import errno
 import json
 import os
 import shutil
@@ -143,13 +144,18 @@ def _links(walk: Walk, folder: Path, folders: set[str]) -> list[str]:
     the workspace, as entries (folders end with /); those that lead outside are skipped."""
     found = []
     for rel in sorted(folders):
-        with os.scandir(folder / rel) as it:
-            for e in it:
-                if e.is_symlink() and e.name not in SKIP_DIRS:
-                    real = walk.enter(Path(e.path))
-                    if real is not None:
-                        name = (PurePosixPath(rel) / e.name).as_posix()
-                        found.append(name + "/" if real.path.is_dir() else name)
+        try:
+            with os.scandir(folder / rel) as it:
+                links = [e for e in it if e.is_symlink() and e.name not in SKIP_DIRS]
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            continue  # deeper than a path may be: ripgrep walked it by a shorter relative path, skipping its links
+        for e in links:
+            real = walk.enter(Path(e.path))
+            if real is not None:
+                name = (PurePosixPath(rel) / e.name).as_posix()
+                found.append(name + "/" if real.path.is_dir() else name)
     return found
 
 
