@@ -20,21 +20,41 @@ class WorkspacePath:
         return self.rel
 
 
+def clip(text: str, limit: int = 100) -> str:
+    """`text` cut to `limit` characters for a message (a path the model gave can be absurdly long)."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _limit(root: Path, name: str, default: int) -> int:
+    try:
+        return os.pathconf(root, name)
+    except (AttributeError, OSError, ValueError):  # no pathconf (Windows) or no such limit
+        return default
+
+
 class Workspace:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(os.path.realpath(root))
+        self.name_max = _limit(self.root, "PC_NAME_MAX", 255)  # bytes in a file name
+        self.path_max = _limit(self.root, "PC_PATH_MAX", 4096)  # bytes in a path, with its NUL
 
     def resolve(self, raw: str) -> WorkspacePath:
         """Where `raw` (relative to the root, or absolute) really points; refuses outside paths."""
         if not isinstance(raw, str) or not raw.strip():
             raise InvalidParams("The path must be a non-empty string.")
         if "\0" in raw:
-            raise InvalidParams(f"The path contains a NUL character: {raw!r}")
+            raise InvalidParams(f"The path contains a NUL character: {clip(raw)!r}")
         real = Path(os.path.realpath(self.root / raw.strip()))
+        encoded = os.fsencode(real)
+        if len(encoded) >= self.path_max or any(len(part) > self.name_max for part in encoded.split(b"/")):
+            raise InvalidParams(
+                f"The path '{clip(raw)}' is too long ({len(raw)} characters): file names have at most "
+                f"{self.name_max} bytes and paths at most {self.path_max - 1}."
+            )
         rel = self._inside(real)
         if rel is None:
             raise OutsideWorkspace(
-                f"Access to '{raw}' is denied: it resolves to '{real}', outside the workspace '{self.root}'."
+                f"Access to '{clip(raw)}' is denied: it resolves to '{real}', outside the workspace '{self.root}'."
             )
         return WorkspacePath(real, rel)
 

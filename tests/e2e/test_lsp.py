@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from protocol import Command, methods
+
+from test_tools import deep_folder
 
 from .conftest import script
 from .editor import Editor
@@ -184,6 +188,33 @@ async def test_a_declined_edit_is_a_failure_for_the_model(editor, workspace):
     assert failed["error"]["type"] == "EditFailed"
     assert failed["error"]["message"] == "The editor did not apply the edit to a.txt: the user closed the diff"
     assert not (workspace / "a.txt").exists()
+
+
+FAILING_CALLS = [
+    ("a 5,000-character file name", "read_file", lambda ws: {"path": "a" * 5000}, "InvalidParams", "The path 'aaaa"),
+    (
+        "an OSError inside the tool: a file past the system's path length",
+        "list_code_definition_names",
+        lambda ws: {"path": deep_folder(ws, os.pathconf(ws, "PC_PATH_MAX") - 10)},
+        "ToolError",
+        "list_code_definition_names failed: File name too long: '{ws}/ddd",
+    ),
+]
+
+
+@pytest.mark.parametrize("tool, arguments, error, starts", [r[1:] for r in FAILING_CALLS], ids=[r[0] for r in FAILING_CALLS])
+async def test_a_tool_that_fails_fails_alone_and_the_turn_goes_on(editor, workspace, tool, arguments, error, starts):
+    (workspace / "ok.txt").write_text("fine\n")
+    calls = [{"name": tool, "arguments": arguments(workspace)}, {"name": "read_file", "arguments": {"path": "ok.txt"}}]
+    await editor.start(script(workspace, {"toolCalls": calls}, {"text": "Done."}))
+    ended = await editor.chat("go")
+    assert ended["outcome"] == "completed"
+    last = {u["toolCallId"]: u for u in editor.of_kind("tool_call")}  # each call's last update, in call order
+    failing, reading = last.values()
+    assert (failing["name"], failing["status"], failing["error"]["type"]) == (tool, "failed", error)
+    assert failing["error"]["message"].startswith(starts.format(ws=workspace.resolve())) and len(failing["error"]["message"]) < 400, failing
+    assert (reading["status"], reading["result"]) == ("completed", "ok.txt (lines 1-1 of 1)\n1 | fine")
+    assert not [u for u in editor.of_kind("message") if u["role"] == "system"]
 
 
 async def test_cancel_a_running_turn(editor, workspace):
