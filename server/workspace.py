@@ -45,8 +45,7 @@ class Workspace:
         if "\0" in raw:
             raise InvalidParams(f"The path contains a NUL character: {clip(raw)!r}")
         real = Path(os.path.realpath(self.root / raw.strip()))
-        encoded = os.fsencode(real)
-        if len(encoded) >= self.path_max or any(len(part) > self.name_max for part in encoded.split(b"/")):
+        if len(os.fsencode(real)) >= self.path_max or any(len(os.fsencode(p)) > self.name_max for p in real.parts):
             raise InvalidParams(
                 f"The path '{clip(raw)}' is too long ({len(raw)} characters): file names have at most "
                 f"{self.name_max} bytes and paths at most {self.path_max - 1}."

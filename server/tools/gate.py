@@ -170,17 +170,17 @@ async def run_tool(
     try:
         for _, stage in STAGES:
             await stage(run)
-    except ToolFailure as failure:
-        return ToolResult(failure.message, failure)
+    except ToolFailure as exc:
+        failure = exc
     except OSError as exc:  # the file system said no where no tool expected it
         failure = ToolError(f"{call.name} failed: {_os_reason(exc)}")
-        return ToolResult(failure.message, failure)
     except Exception as exc:  # a bug: the call fails, the log keeps the traceback
         log.exception("tool %s failed", call.name)
         failure = ToolError(f"{call.name} failed with an unexpected error: {type(exc).__name__}: {clip(str(exc))}")
-        return ToolResult(failure.message, failure)
-    assert run.outcome is not None
-    return ToolResult(run.outcome.text, None, run.outcome.ends_turn)
+    else:
+        assert run.outcome is not None
+        return ToolResult(run.outcome.text, None, run.outcome.ends_turn)
+    return ToolResult(failure.message, failure)
 
 
 def _os_reason(exc: OSError) -> str:
