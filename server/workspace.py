@@ -20,24 +20,86 @@ class WorkspacePath:
         return self.rel
 
 
+def clip(text: str, limit: int = 100) -> str:
+    """`text` cut to `limit` characters for a message (a path the model gave can be absurdly long)."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _limit(root: Path, name: str, default: int) -> int:
+    try:
+        return os.pathconf(root, name)
+    except (AttributeError, OSError, ValueError):  # no pathconf (Windows) or no such limit
+        return default
+
+
 class Workspace:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(os.path.realpath(root))
+        self.name_max = _limit(self.root, "PC_NAME_MAX", 255)  # bytes in a file name
+        self.path_max = _limit(self.root, "PC_PATH_MAX", 4096)  # bytes in a path, with its NUL
 
     def resolve(self, raw: str) -> WorkspacePath:
         """Where `raw` (relative to the root, or absolute) really points; refuses outside paths."""
         if not isinstance(raw, str) or not raw.strip():
             raise InvalidParams("The path must be a non-empty string.")
         if "\0" in raw:
-            raise InvalidParams(f"The path contains a NUL character: {raw!r}")
+            raise InvalidParams(f"The path contains a NUL character: {clip(raw)!r}")
         real = Path(os.path.realpath(self.root / raw.strip()))
+        if len(os.fsencode(real)) >= self.path_max or any(len(os.fsencode(p)) > self.name_max for p in real.parts):
+            raise InvalidParams(
+                f"The path '{clip(raw)}' is too long ({len(raw)} characters): file names have at most "
+                f"{self.name_max} bytes and paths at most {self.path_max - 1}."
+            )
+        rel = self._inside(real)
+        if rel is None:
+            raise OutsideWorkspace(
+                f"Access to '{clip(raw)}' is denied: it resolves to '{real}', outside the workspace '{self.root}'."
+            )
+        return WorkspacePath(real, rel)
+
+    def entry(self, path: Path) -> WorkspacePath | None:
+        """An entry met while walking a folder, checked like a single path: where it really
+        points, or None when that is outside the workspace."""
+        real = Path(os.path.realpath(path))
+        rel = self._inside(real)
+        return None if rel is None else WorkspacePath(real, rel)
+
+    def _inside(self, real: Path) -> str | None:
+        """`real`'s workspace-relative POSIX form ("." for the root), None when it is outside."""
         try:
             rel = real.relative_to(self.root)
         except ValueError:
-            raise OutsideWorkspace(
-                f"Access to '{raw}' is denied: it resolves to '{real}', outside the workspace '{self.root}'."
-            ) from None
-        return WorkspacePath(real, PurePosixPath(rel).as_posix() if rel.parts else ".")
+            return None
+        return PurePosixPath(rel).as_posix() if rel.parts else "."
 
     def relative(self, path: Path) -> str:
         return PurePosixPath(path.relative_to(self.root)).as_posix()
+
+
+MAX_SKIPPED_NAMES = 10
+
+
+class Walk:
+    """One walk through a folder. Every entry it opens goes through `enter` (Workspace.entry);
+    those that lead outside the workspace are skipped, and `note` names them."""
+
+    def __init__(self, workspace: Workspace):
+        self.workspace = workspace
+        self.outside: list[str] = []
+
+    def enter(self, path: Path) -> WorkspacePath | None:
+        found = self.workspace.entry(path)
+        if found is None:
+            self.outside.append(self.workspace.relative(path))
+        return found
+
+    def note(self) -> str:
+        """A last paragraph for the tool's result: empty, or the skipped entries by name."""
+        if not self.outside:
+            return ""
+        names = sorted(self.outside)
+        shown = ", ".join(names[:MAX_SKIPPED_NAMES])
+        if len(names) > MAX_SKIPPED_NAMES:
+            shown += f" and {len(names) - MAX_SKIPPED_NAMES} more"
+        what = "entry that leads" if len(names) == 1 else "entries that lead"
+        return f"\n\n[skipped {len(names)} {what} outside the workspace: {shown}]"

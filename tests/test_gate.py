@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 from helpers import call_tool, running
 from memory_host import MemoryHost
 from protocol import ApprovalResponse
-from server.tools import STAGES
+from server.providers import ToolCallRequest
+from server.tools import STAGES, TOOLS, Prepared, ToolContext, ToolSpec, run_tool
 
 ARCHITECT_MD = (
     "Tool '{tool}' in mode 'Architect' can only edit files matching pattern: \\.md$ (Markdown files only). Got: {path}"
@@ -190,3 +192,66 @@ def test_the_order_of_the_gate_is_data():
         "approval",
         "run",
     ]
+
+
+# ================================================================ a tool's own failure stays that call's result
+
+
+def raising(where: str, exc: BaseException) -> ToolSpec:
+    """read_file as a tool whose preparation or run raises `exc`."""
+
+    async def prepare(ctx, params, paths) -> Prepared:
+        if where == "prepare":
+            raise exc
+
+        async def run():
+            raise exc
+
+        return Prepared(run)
+
+    return ToolSpec("read_file", "", TOOLS["read_file"].params, prepare, group="read")
+
+
+LONG_NAME = "/ws/" + "a" * 5000
+
+RAISED = [
+    (
+        "an OSError while preparing: the file name is clipped",
+        "prepare",
+        OSError(errno.ENAMETOOLONG, "File name too long", LONG_NAME),
+        f"read_file failed: File name too long: '{LONG_NAME[:100]}…'",
+    ),
+    ("an OSError while running", "run", PermissionError(errno.EACCES, "Permission denied", "/ws/x"), "read_file failed: Permission denied: '/ws/x'"),
+    ("two file names", "run", OSError(errno.EXDEV, "Invalid cross-device link", "/a", None, "/b"), "read_file failed: Invalid cross-device link: '/a' -> '/b'"),
+    ("an OSError without a file name", "run", OSError(errno.EIO, "Input/output error"), "read_file failed: Input/output error"),
+    ("an OSError without a reason", "run", OSError("x" * 500), f"read_file failed: {'x' * 100}…"),
+    ("any other exception", "run", RuntimeError("boom"), "read_file failed with an unexpected error: RuntimeError: boom"),
+    ("any other exception while preparing", "prepare", KeyError("k"), "read_file failed with an unexpected error: KeyError: 'k'"),
+]
+
+
+@pytest.mark.parametrize("where, exc, message", [r[1:] for r in RAISED], ids=[r[0] for r in RAISED])
+async def test_a_tool_that_raises_fails_with_a_clear_message(workspace, caplog, where, exc, message):
+    async with running(workspace) as session:
+        ctx = ToolContext(session, session.task_for("modus"), "modus", session.conversation_id, "turn-test", "call-test")
+        result = await run_tool(ctx, ToolCallRequest("call-test", "read_file", {"path": "src/app.py"}), {"read_file": raising(where, exc)})
+    assert (result.error.type, result.text) == ("ToolError", message)
+    if not isinstance(exc, OSError):  # a bug: logged with its traceback
+        [record] = [r for r in caplog.records if r.name == "server.tools.gate"]
+        assert record.exc_info is not None and record.exc_info[1] is exc
+
+
+TOO_LONG = [
+    ("a 5,000-character name", "a" * 5000, "InvalidParams", "The path 'aaaa"),
+    ("a path longer than the system allows", "/".join(["b" * 200] * 25), "InvalidParams", "The path 'bbbb"),
+    ("a long way outside", "../" * 2000 + "etc", "OutsideWorkspace", "Access to '../../"),
+]
+
+
+@pytest.mark.parametrize("tool", ["read_file", "list_files", "list_code_definition_names", "write_to_file"])
+@pytest.mark.parametrize("path, error, starts", [r[1:] for r in TOO_LONG], ids=[r[0] for r in TOO_LONG])
+async def test_an_absurdly_long_path_is_refused_in_a_few_words(workspace, tool, path, error, starts):
+    async with running(workspace) as session:
+        result = await call_tool(session, tool, path=path, content="x")
+    assert result.error is not None and result.error.type == error, result.text
+    assert result.text.startswith(starts) and len(result.text) < 400, result.text

@@ -390,6 +390,112 @@ def test_outline_other_languages(filename, text, expected):
     assert outline(filename, text) == expected
 
 
+# ================================================================ walks stay inside the workspace
+
+SKIPPED = "[skipped {n} {entries} that lead{s} outside the workspace: {names}]"
+
+
+def skipped(*names: str) -> str:
+    one = len(names) == 1
+    return SKIPPED.format(n=len(names), entries="entry" if one else "entries", s="s" if one else "", names=", ".join(names))
+
+
+@pytest.fixture
+def linked(tmp_path) -> Path:
+    """A workspace whose links lead outside (to a file, to a folder, from a subfolder) or stay inside."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    put(outside, {"secret.py": "def secret_fn():\n    return 'needle'\n", "dir/hidden.py": "def hidden_fn():\n    return 'needle'\n"})
+    put(root, {"p/a.py": "def inside_fn():\n    return 'needle'\n", "p/sub/b.py": "def deep_fn():\n    return 'needle'\n"})
+    os.symlink(outside / "secret.py", root / "p" / "link.py")
+    os.symlink(outside / "dir", root / "p" / "linkdir")
+    os.symlink(outside / "secret.py", root / "p" / "sub" / "deep.py")
+    os.symlink(root / "p" / "a.py", root / "p" / "alias.py")  # stays inside
+    os.symlink(root / "p" / "sub", root / "p" / "subalias")  # stays inside
+    return root
+
+
+INSIDE_FN = "1--2 | def inside_fn():"
+NEEDLE_A = "# p/a.py\n   1 | def inside_fn():\n   2 |     return 'needle'\n----"
+NEEDLE_B = "# p/sub/b.py\n   1 | def deep_fn():\n   2 |     return 'needle'\n----"
+ALL_OUT = skipped("p/link.py", "p/linkdir", "p/sub/deep.py")
+
+WALKS = [
+    (
+        "definitions of a folder: inside links read, outside ones skipped",
+        "list_code_definition_names",
+        {"path": "p"},
+        f"# p/a.py\n{INSIDE_FN}\n\n# p/alias.py\n{INSIDE_FN}\n\n" + skipped("p/link.py", "p/linkdir"),
+    ),
+    ("definitions of a subfolder", "list_code_definition_names", {"path": "p/sub"}, "# p/sub/b.py\n1--2 | def deep_fn():\n\n" + skipped("p/sub/deep.py")),
+    (
+        "list_files: inside links listed, outside ones skipped",
+        "list_files",
+        {"path": "p"},
+        "a.py\nalias.py\nsub/\nsubalias/\n\n" + skipped("p/link.py", "p/linkdir"),
+    ),
+    ("list_files recursive", "list_files", {"path": "p", "recursive": True}, "a.py\nalias.py\nsub/\nsub/b.py\nsubalias/\n\n" + ALL_OUT),
+    ("list_files recursive in a subfolder", "list_files", {"path": "p/sub", "recursive": True}, "b.py\n\n" + skipped("p/sub/deep.py")),
+    ("search_files", "search_files", {"path": "p", "regex": "needle"}, f"Found 2 results.\n\n{NEEDLE_A}\n\n{NEEDLE_B}\n\n{ALL_OUT}"),
+    ("search_files, whole workspace", "search_files", {"path": ".", "regex": "needle"}, f"Found 2 results.\n\n{NEEDLE_A}\n\n{NEEDLE_B}\n\n{ALL_OUT}"),
+    ("search_files in a subfolder", "search_files", {"path": "p/sub", "regex": "needle"}, f"Found 1 result.\n\n{NEEDLE_B}\n\n" + skipped("p/sub/deep.py")),
+    ("search_files through an inside link", "search_files", {"path": "p/subalias", "regex": "needle"}, f"Found 1 result.\n\n{NEEDLE_B}\n\n" + skipped("p/sub/deep.py")),
+]
+
+
+@pytest.mark.parametrize("tool, params, text", [r[1:] for r in WALKS], ids=[r[0] for r in WALKS])
+async def test_a_walk_skips_and_names_what_leads_outside(linked, tool, params, text):
+    async with running(linked) as session:
+        result = await call_tool(session, tool, **params)
+    assert result.error is None, result.text
+    for outside in ("secret", "hidden", str(linked.parent / "outside")):
+        assert outside not in result.text
+    if tool == "search_files":  # the order of the files is ripgrep's
+        header, *found = result.text.split("\n\n")
+        expected_header, *expected = text.split("\n\n")
+        assert (header, found[-1], set(found)) == (expected_header, expected[-1], set(expected))
+    else:
+        assert result.text == text
+
+
+async def test_the_skipped_entries_are_named_up_to_a_cap(tmp_path):
+    put(tmp_path, {"outside.txt": "x\n", "ws/links/real.txt": "y\n"})
+    for n in range(25):
+        os.symlink(tmp_path / "outside.txt", tmp_path / "ws" / "links" / f"l{n:02}.txt")
+    async with running(tmp_path / "ws") as session:
+        result = await call_tool(session, "list_files", path="links")
+    names = ", ".join(f"links/l{n:02}.txt" for n in range(10))
+    check(result, None, f"real.txt\n\n[skipped 25 entries that lead outside the workspace: {names} and 15 more]")
+
+
+def deep_folder(root: Path, length: int) -> str:
+    """A folder under `root` whose absolute path has `length` characters, made by relative opens
+    (the OS refuses longer absolute paths), holding module.py; returns its relative path."""
+    names, left = [], length - len(str(root))  # what each name adds: "/" + name
+    while left > 201:
+        names.append("d" * 199)
+        left -= 200
+    names.append("d" * (left - 1))
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for name in names:
+        os.mkdir(name, dir_fd=fd)
+        fd, parent = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), fd
+        os.close(parent)
+    module = os.open("module.py", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+    os.write(module, b"def f():\n    pass\n")
+    os.close(module)
+    os.close(fd)
+    return "/".join(names)
+
+
+async def test_a_walk_through_a_folder_past_the_systems_path_length(tmp_path):
+    deep = deep_folder(tmp_path, os.pathconf(tmp_path, "PC_PATH_MAX") + 20)  # ripgrep opens it by a shorter relative path
+    async with running(tmp_path) as session:
+        listed = await call_tool(session, "list_files", path=deep.split("/")[0], recursive=True)
+        found = await call_tool(session, "search_files", path=".", regex="def f")
+    assert listed.error is None and listed.text.endswith("/module.py"), listed.text[-200:]
+    assert found.error is None and found.text.startswith("Found 1 result.\n\n# " + deep + "/module.py"), found.text[-200:]
+
+
 # ================================================================ write_to_file
 
 

@@ -14,20 +14,36 @@ function nvim(): string {
   return existsSync(beside) ? beside : 'nvim';
 }
 
+/** write_to_file through Neovim, then :write: the bytes on disk are exactly what the agent wrote. */
+const WRITES: { name: string; path: string; before: string | null; content: string; saved: string }[] = [
+  { name: 'a file that ends with a newline', path: 'notes.md', before: '# Notes\nold\n', content: '# Notes\nnew line from Modus\n', saved: '# Notes\nnew line from Modus\n' },
+  { name: 'a file that does not', path: 'plain.md', before: '# Plain\nold', content: '# Plain\nnew\n', saved: '# Plain\nnew\n' },
+  { name: 'a new file', path: 'new.md', before: null, content: '# New\nmade by Modus\n', saved: '# New\nmade by Modus\n' },
+  { name: 'a new file in a new folder', path: 'docs/deep/made.md', before: null, content: 'one\ntwo', saved: 'one\ntwo\n' },
+  { name: 'a CRLF file (its line endings kept)', path: 'crlf.md', before: 'a\r\nb\r\n', content: 'x\ny\n', saved: 'x\r\ny\r\n' },
+  { name: 'a file emptied', path: 'emptied.md', before: 'gone\n', content: '', saved: '' },
+];
+
 describe('Neovim as the client', () => {
-  it('switches mode, runs a chat turn approved through showMessageRequest, applies the edit to the buffer', () => {
+  it('switches mode, runs a chat turn approved through showMessageRequest, applies the edits to buffers that save exactly', () => {
     const ws = mkdtempSync(join(tmpdir(), 'modus-nvim-'));
     try {
-      writeFileSync(join(ws, 'notes.md'), '# Notes\nold\n');
+      for (const w of WRITES) if (w.before !== null) writeFileSync(join(ws, w.path), w.before);
       const turns = [
-        { text: 'Updating the notes.', toolCalls: [{ name: 'write_to_file', arguments: { path: 'notes.md', content: '# Notes\nnew line from Modus\n' } }] },
+        { text: 'Updating the notes.', toolCalls: WRITES.map((w) => ({ name: 'write_to_file', arguments: { path: w.path, content: w.content } })) },
         { text: 'Done.' },
       ];
       writeFileSync(join(ws, 'script.yaml'), JSON.stringify({ turns }));
       const resultFile = join(ws, 'result.json');
       const run = spawnSync(nvim(), ['--headless', '--clean', '-c', `luafile ${join(CLIENT_DIR, 'test', 'neovim', 'test.lua')}`], {
         cwd: ws,
-        env: { ...process.env, MODUS_PYTHON: modusPython(), MODUS_WS: ws, MODUS_RESULT: resultFile },
+        env: {
+          ...process.env,
+          MODUS_PYTHON: modusPython(),
+          MODUS_WS: ws,
+          MODUS_RESULT: resultFile,
+          MODUS_FILES: WRITES.map((w) => w.path).join(','),
+        },
         timeout: 120000,
         encoding: 'utf8',
       });
@@ -37,15 +53,21 @@ describe('Neovim as the client', () => {
       assert.equal(r.error, undefined, r.error);
       assert.equal(r.switched, 'architect');
       assert.equal(r.state_mode, 'architect');
-      assert.equal(r.approvals.length, 1, JSON.stringify(r.approvals));
+      assert.equal(r.approvals.length, WRITES.length, JSON.stringify(r.approvals));
       assert.deepEqual(r.approvals[0].actions, ['Approve', 'Deny']);
-      assert.equal(r.edits, 1);
+      assert.equal(r.edits, WRITES.length);
       assert.deepEqual(r.buffer, ['# Notes', 'new line from Modus']);
-      // applied to the buffer, not written by the server: the file on disk is unchanged
-      assert.equal(r.modified, true);
-      assert.equal(readFileSync(join(ws, 'notes.md'), 'utf8'), '# Notes\nold\n');
       const tool = r.updates.filter((u: any) => u.kind === 'tool_call' && u.name === 'write_to_file');
-      assert.equal(tool[tool.length - 1].status, 'completed');
+      assert.deepEqual(tool.filter((u: any) => u.status === 'completed').length, WRITES.length, JSON.stringify(tool));
+      // applied to the buffers, not written by the server: each file on disk is as it was (a new
+      // one created empty) until :write; saved, it is exactly the content
+      const seen = WRITES.map((w) => {
+        const f = r.files[w.path];
+        const saved = existsSync(join(ws, w.path)) ? readFileSync(join(ws, w.path), 'utf8') : null;
+        return { name: w.name, modified: f.modified, before: f.before ?? null, writeError: f.write_error ?? null, saved };
+      });
+      const expected = WRITES.map((w) => ({ name: w.name, modified: true, before: w.before ?? '', writeError: null, saved: w.saved }));
+      assert.deepEqual(seen, expected);
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }

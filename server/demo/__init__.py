@@ -8,6 +8,7 @@ Nothing is left behind.
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import subprocess
 import sys
@@ -44,8 +45,8 @@ def note(symbol: str, text: str) -> None:
 
 
 def apply_to_disk(edit: lsp.WorkspaceEdit) -> list[str]:
-    """Apply a workspace edit as an editor that saves would: create the files, then replace
-    their text (Modus sends whole-document edits). Returns the URIs of the edited documents."""
+    """Apply a workspace edit as VS Code would, then save: create the files, then apply each
+    document's edits. Returns the URIs of the edited documents."""
     edited = []
     for change in edit.document_changes or []:
         if isinstance(change, lsp.CreateFile):
@@ -53,12 +54,26 @@ def apply_to_disk(edit: lsp.WorkspaceEdit) -> list[str]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.touch()
         elif isinstance(change, lsp.TextDocumentEdit):
-            [whole] = change.edits
-            if whole.range.start != lsp.Position(0, 0):
-                raise ValueError("expected a whole-document edit")
-            Path(to_fs_path(change.text_document.uri)).write_text(whole.new_text, encoding="utf-8")
+            path = Path(to_fs_path(change.text_document.uri))
+            text = path.read_bytes().decode()
+            spans = [(_offset(text, e.range.start), _offset(text, e.range.end), e.new_text) for e in change.edits]
+            for start, end, new_text in sorted(spans, key=lambda span: span[0], reverse=True):
+                text = text[:start] + new_text + text[end:]
+            path.write_bytes(text.encode())
             edited.append(change.text_document.uri)
     return edited
+
+
+def _offset(text: str, position: lsp.Position) -> int:
+    """Where an LSP position (UTF-16 columns) falls in `text`, clamped as VS Code clamps it: past
+    the last line is the end of the text, past the end of a line is the end of that line."""
+    breaks = list(re.finditer(r"\r\n|\r|\n", text))
+    if position.line > len(breaks):
+        return len(text)
+    start = breaks[position.line - 1].end() if position.line else 0
+    line = text[start : breaks[position.line].start() if position.line < len(breaks) else len(text)]
+    units = line.encode("utf-16-le")[: 2 * position.character]
+    return start + len(units.decode("utf-16-le", errors="ignore"))
 
 
 class DemoEditor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -36,12 +37,15 @@ def _get(obj, *path):
     return obj
 
 
-def end_position(text: str, utf16: bool = True) -> lsp.Position:
-    """The position just after the last character of `text`."""
-    lines = text.split("\n")
-    last = lines[-1]
-    column = len(last.encode("utf-16-le")) // 2 if utf16 else len(last)
-    return lsp.Position(line=len(lines) - 1, character=column)
+def past_the_end(text: str) -> lsp.Position:
+    """One line past the last line of `text`, its lines as LSP counts them (a break is CRLF, CR or LF).
+
+    A whole-document edit ends there so that the file, once saved, is exactly the new text in
+    both editors: VS Code clamps a position past the end to the end of the document, and Neovim
+    (vim.lsp.util.apply_text_edits) replaces up to the end of its buffer, then removes the empty
+    last line the new text's final newline leaves, since it writes that newline itself (fixeol).
+    Ending at the last character instead leaves Neovim a buffer line too many."""
+    return lsp.Position(line=len(re.split(r"\r\n|\r|\n", text)), character=0)
 
 
 class LspHost:
@@ -129,27 +133,24 @@ class LspHost:
             return False
         return lsp.ResourceOperationKind.Create in (ws.workspace_edit.resource_operations or [])
 
-    def _utf16(self) -> bool:
-        return self.server.workspace.position_encoding in (None, lsp.PositionEncodingKind.Utf16, "utf-16")
-
     async def apply_edit(self, changes: Sequence[FileChange]) -> EditOutcome:
         document_changes: list = []
         for change in changes:
             uri = from_fs_path(str(change.target.path))
             if change.old_text is None:
+                # Without ignoreIfExists (the file does not exist: old_text is None): with it, Neovim
+                # creates neither the file nor its folders, and saving it in a new folder fails.
                 document_changes.append(
-                    lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True))
+                    lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=False))
                 )
-                end = lsp.Position(0, 0)
-            else:
-                end = end_position(change.old_text, self._utf16())
             document = self.server.workspace.text_documents.get(unquote(uri))
+            whole = lsp.Range(lsp.Position(0, 0), past_the_end(change.old_text or ""))
             document_changes.append(
                 lsp.TextDocumentEdit(
                     text_document=lsp.OptionalVersionedTextDocumentIdentifier(
                         uri=uri, version=document.version if document else None
                     ),
-                    edits=[lsp.TextEdit(range=lsp.Range(lsp.Position(0, 0), end), new_text=change.new_text)],
+                    edits=[lsp.TextEdit(range=whole, new_text=change.new_text)],
                 )
             )
         label = "Modus: " + ", ".join(c.target.rel for c in changes)

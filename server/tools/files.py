@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
+import errno
 import json
 import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import anyio
 from pydantic import Field
@@ -22,12 +23,14 @@ from .. import untrusted
 from . import definitions
 from .base import Params, Prepared, ToolContext, ToolSpec
 from ..errors import ToolError
+from ..workspace import Walk
 
 MAX_READ_LINES = 2000
 MAX_READ_BYTES = 10 * 1024 * 1024
 MAX_LIST_ENTRIES = 500
 MAX_SEARCH_RESULTS = 300
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"})
+SKIP_GLOBS = tuple(arg for d in sorted(SKIP_DIRS) for arg in ("--glob", f"!{d}"))
 
 
 def read_text(ctx: ToolContext, target: WorkspacePath) -> str | None:
@@ -98,35 +101,66 @@ async def _list_files(ctx: ToolContext, p: ListFilesParams, paths: list[Workspac
     async def run() -> str:
         if not target.path.is_dir():
             raise ToolError(f"Not a directory: {target.rel}")
-        entries = await anyio.to_thread.run_sync(_walk if p.recursive else _scan, target.path)
+        walk = Walk(ctx.workspace)
+        entries = await anyio.to_thread.run_sync(_walk if p.recursive else _scan, walk, target.path)
         if not entries:
-            return f"No files found in {target.rel}."
+            return f"No files found in {target.rel}." + walk.note()
         more = ""
         if len(entries) > MAX_LIST_ENTRIES:
             more = f"\n[{len(entries) - MAX_LIST_ENTRIES} more entries not shown; list a subfolder]"
             entries = entries[:MAX_LIST_ENTRIES]
-        return "\n".join(entries) + more
+        return "\n".join(entries) + more + walk.note()
 
     return Prepared(run, f"List files in {target.rel}?", target.rel)
 
 
-def _scan(folder: Path) -> list[str]:
+def _scan(walk: Walk, folder: Path) -> list[str]:
     out = []
     with os.scandir(folder) as it:
         for e in it:
-            out.append(e.name + "/" if e.is_dir() else e.name)
+            real = walk.enter(Path(e.path))
+            if real is not None:
+                out.append(e.name + "/" if real.path.is_dir() else e.name)
     return sorted(out)
 
 
-def _walk(folder: Path) -> list[str]:
-    """Files (as ripgrep sees them: .gitignore respected) and the folders that hold them."""
-    skipped = [arg for d in sorted(SKIP_DIRS) for arg in ("--glob", f"!{d}")]
-    files = _rg_lines(["--files", "--hidden", "--no-require-git", *skipped], folder)
-    folders = {Path(f).parent.as_posix() + "/" for f in files} - {"./"}
-    for f in list(folders):
-        parts = Path(f).parts
-        folders.update(Path(*parts[:i]).as_posix() + "/" for i in range(1, len(parts)))
-    return sorted(set(files) | folders)
+def _walk(walk: Walk, folder: Path) -> list[str]:
+    """Files (as ripgrep sees them: .gitignore respected), the folders that hold them, and the
+    links in those folders that stay inside the workspace (not followed)."""
+    files, folders = _rg_files(folder, ["--hidden", *SKIP_GLOBS])
+    return sorted({*files, *(f"{d}/" for d in folders - {"."}), *_links(walk, folder, folders)})
+
+
+def _rg_files(folder: Path, args: Sequence[str]) -> tuple[list[str], set[str]]:
+    """The files ripgrep walks under `folder`, and the folders it went through ("." for `folder`).
+
+    During a walk (without --follow) ripgrep neither lists nor opens a symbolic link, to a file
+    or to a folder: what it walks stays under `folder`. The links are found by `_links`."""
+    files = _rg_lines(["--files", "--no-require-git", *args], folder)
+    folders = {"."}
+    for f in files:
+        folders.update(p.as_posix() for p in PurePosixPath(f).parents)
+    return files, folders
+
+
+def _links(walk: Walk, folder: Path, folders: set[str]) -> list[str]:
+    """The links in `folders` (under `folder`), each entered by the walk: those that stay inside
+    the workspace, as entries (folders end with /); those that lead outside are skipped."""
+    found = []
+    for rel in sorted(folders):
+        try:
+            with os.scandir(folder / rel) as it:
+                links = [e for e in it if e.is_symlink() and e.name not in SKIP_DIRS]
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            continue  # deeper than a path may be: ripgrep walked it by a shorter relative path, skipping its links
+        for e in links:
+            real = walk.enter(Path(e.path))
+            if real is not None:
+                name = (PurePosixPath(rel) / e.name).as_posix()
+                found.append(name + "/" if real.path.is_dir() else name)
+    return found
 
 
 # ---------------------------------------------------------------- search_files
@@ -164,13 +198,19 @@ async def _search_files(ctx: ToolContext, p: SearchFilesParams, paths: list[Work
         args = [rg, "--json", "--no-require-git", "--context", "1", "--max-columns", "500", "--regexp", p.regex]
         if p.file_pattern:
             args += ["--glob", p.file_pattern]
+        # The path is where the target really points: ripgrep follows a path it is given, but
+        # during its walk it skips every link; `_links` names those that lead outside.
         args += ["--", target.rel]  # a folder named like "-x" is a path, not a flag
         proc = await anyio.run_process(args, cwd=ctx.workspace.root, check=False)
         found = _format_rg(proc.stdout.decode(errors="replace"))
         # Exit 2 is an error; with --json stdout still holds a summary, so judge by the matches.
         if proc.returncode == 2 and found == "Found 0 results.":
             raise ToolError(f"search_files failed: {proc.stderr.decode(errors='replace').strip()}")
-        return found
+        walk = Walk(ctx.workspace)
+        if target.path.is_dir():
+            _, folders = await anyio.to_thread.run_sync(_rg_files, target.path, ())
+            await anyio.to_thread.run_sync(_links, walk, target.path, folders)
+        return found + walk.note()
 
     return Prepared(run, f"Search {target.rel} for /{p.regex}/?", p.regex)
 
@@ -219,24 +259,27 @@ async def _list_definitions(ctx: ToolContext, p: ListDefinitionsParams, paths: l
     target = paths[0]
 
     async def run() -> str:
-        if target.path.is_dir():
-            files = sorted(f for f in target.path.iterdir() if f.is_file())
+        walk = Walk(ctx.workspace)
+        if target.path.is_dir():  # its files, each entered by the walk: (shown as, really read)
+            entered = ((f, walk.enter(f)) for f in sorted(target.path.iterdir()))
+            files = [(f, real.path) for f, real in entered if real is not None and real.path.is_file()]
         elif target.path.exists():
-            files = [target.path]
+            files = [(target.path, target.path)]
         else:
             raise ToolError(f"File not found: {target.rel}")
         sections = []
-        for f in files:
-            text = ctx.host.document_text(f)
+        for shown, real in files:
+            text = ctx.host.document_text(real)
             if text is None:
                 try:
-                    text = f.read_text(encoding="utf-8")
+                    text = real.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue
-            found = definitions.outline(f.name, text)
+            found = definitions.outline(real.name, text)
             if found:
-                sections.append(f"# {ctx.workspace.relative(f)}\n" + "\n".join(found))
-        return "\n\n".join(sections) if sections else f"No definitions found in {target.rel}."
+                sections.append(f"# {ctx.workspace.relative(shown)}\n" + "\n".join(found))
+        body = "\n\n".join(sections) if sections else f"No definitions found in {target.rel}."
+        return body + walk.note()
 
     return Prepared(run, f"List definitions in {target.rel}?", target.rel)
 

@@ -6,6 +6,7 @@ The order is the table `STAGES`; each stage either lets the call through or rais
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
@@ -14,17 +15,20 @@ from pydantic import ValidationError
 from protocol import ApprovalRequest
 
 from ..providers.base import ToolCallRequest
-from ..workspace import WorkspacePath
+from ..workspace import WorkspacePath, clip
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 from ..errors import (
     FileRestrictionError,
     InvalidParams,
     PlanModeBlocked,
     ToolFailure,
+    ToolError,
     ToolNotAllowed,
     UnknownTool,
     denied,
 )
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -160,14 +164,31 @@ async def run_tool(
     tools: dict[str, ToolSpec],
     on_running: Callable[[], None] = lambda: None,
 ) -> ToolResult:
+    """The call through every stage. Whatever a stage raises (but a cancellation) ends as this
+    call's failed result: the agent loop goes on."""
     run = GateRun(ctx, call, tools, on_running)
     try:
         for _, stage in STAGES:
             await stage(run)
-    except ToolFailure as failure:
-        return ToolResult(failure.message, failure)
-    assert run.outcome is not None
-    return ToolResult(run.outcome.text, None, run.outcome.ends_turn)
+    except ToolFailure as exc:
+        failure = exc
+    except OSError as exc:  # the file system said no where no tool expected it
+        failure = ToolError(f"{call.name} failed: {_os_reason(exc)}")
+    except Exception as exc:  # a bug: the call fails, the log keeps the traceback
+        log.exception("tool %s failed", call.name)
+        failure = ToolError(f"{call.name} failed with an unexpected error: {type(exc).__name__}: {clip(str(exc))}")
+    else:
+        assert run.outcome is not None
+        return ToolResult(run.outcome.text, None, run.outcome.ends_turn)
+    return ToolResult(failure.message, failure)
+
+
+def _os_reason(exc: OSError) -> str:
+    """The OS's reason and the file names involved, clipped."""
+    if not exc.strerror:
+        return clip(str(exc))
+    names = [f"'{clip(str(name))}'" for name in (exc.filename, exc.filename2) if name is not None]
+    return exc.strerror + (": " + " -> ".join(names) if names else "")
 
 
 def _describe(exc: ValidationError) -> str:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from protocol import Command, methods
+from server.demo import apply_to_disk
+
+from test_tools import deep_folder
 
 from .conftest import script
 from .editor import Editor
@@ -184,6 +189,103 @@ async def test_a_declined_edit_is_a_failure_for_the_model(editor, workspace):
     assert failed["error"]["type"] == "EditFailed"
     assert failed["error"]["message"] == "The editor did not apply the edit to a.txt: the user closed the diff"
     assert not (workspace / "a.txt").exists()
+
+
+FAILING_CALLS = [
+    ("a 5,000-character file name", "read_file", lambda ws: {"path": "a" * 5000}, "InvalidParams", "The path 'aaaa"),
+    (
+        "an OSError inside the tool: a file past the system's path length",
+        "list_code_definition_names",
+        lambda ws: {"path": deep_folder(ws, os.pathconf(ws, "PC_PATH_MAX") - 10)},
+        "ToolError",
+        "list_code_definition_names failed: File name too long: '{ws}/ddd",
+    ),
+]
+
+
+@pytest.mark.parametrize("tool, arguments, error, starts", [r[1:] for r in FAILING_CALLS], ids=[r[0] for r in FAILING_CALLS])
+async def test_a_tool_that_fails_fails_alone_and_the_turn_goes_on(editor, workspace, tool, arguments, error, starts):
+    (workspace / "ok.txt").write_text("fine\n")
+    calls = [{"name": tool, "arguments": arguments(workspace)}, {"name": "read_file", "arguments": {"path": "ok.txt"}}]
+    await editor.start(script(workspace, {"toolCalls": calls}, {"text": "Done."}))
+    ended = await editor.chat("go")
+    assert ended["outcome"] == "completed"
+    last = {u["toolCallId"]: u for u in editor.of_kind("tool_call")}  # each call's last update, in call order
+    failing, reading = last.values()
+    assert (failing["name"], failing["status"], failing["error"]["type"]) == (tool, "failed", error)
+    assert failing["error"]["message"].startswith(starts.format(ws=workspace.resolve())) and len(failing["error"]["message"]) < 400, failing
+    assert (reading["status"], reading["result"]) == ("completed", "ok.txt (lines 1-1 of 1)\n1 | fine")
+    assert not [u for u in editor.of_kind("message") if u["role"] == "system"]
+
+
+# path, text before (None: no file), content written, (line, character) where the edit's range ends
+WHOLE_DOCUMENT_EDITS = [
+    ("new.txt", None, "one\ntwo", (1, 0)),
+    ("newline.txt", "a\nb\n", "x\n", (3, 0)),
+    ("no-newline.txt", "a\nb", "x\n", (2, 0)),
+    ("crlf.txt", "a\r\nb\r\n", "x\n", (3, 0)),
+    ("old-mac.txt", "a\rb\r", "x\n", (3, 0)),
+    ("emptied.txt", "a\n", "", (2, 0)),
+]
+
+
+async def test_an_edit_replaces_the_whole_document_up_to_one_line_past_its_end(editor, workspace):
+    """Neovim then drops the empty line the replacement leaves (fixeol), VS Code clamps the end to
+    the document's: the file, once saved, is exactly the content."""
+    for path, before, _, _ in WHOLE_DOCUMENT_EDITS:
+        if before is not None:
+            (workspace / path).write_bytes(before.encode())
+    calls = [{"name": "write_to_file", "arguments": {"path": p, "content": c}} for p, _, c, _ in WHOLE_DOCUMENT_EDITS]
+    await editor.start(script(workspace, {"toolCalls": calls}, {"text": "Done."}))
+    assert (await editor.chat("write"))["outcome"] == "completed"
+    sent = [[c for c in e.edit.document_changes] for e in editor.edits]
+    assert [type(c).__name__ for c in sent[0]] == ["CreateFile", "TextDocumentEdit"]
+    assert sent[0][0].options == lsp.CreateFileOptions(overwrite=False, ignore_if_exists=False)  # Neovim then creates it
+    [edits] = zip(*[change.edits for *_, change in sent])
+    assert [(e.range.start, e.range.end) for e in edits] == [(U(0, 0), U(*end)) for *_, end in WHOLE_DOCUMENT_EDITS]
+    # applied as VS Code does, each file is exactly the text sent
+    assert [(workspace / path).read_bytes().decode() for path, *_ in WHOLE_DOCUMENT_EDITS] == [e.new_text for e in edits]
+    assert edits[0].new_text == "one\ntwo\n"
+
+
+U = lsp.Position
+
+
+def document_edit(uri: str, *edits: tuple[tuple[int, int], tuple[int, int], str]) -> lsp.TextDocumentEdit:
+    return lsp.TextDocumentEdit(
+        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+        edits=[lsp.TextEdit(range=lsp.Range(U(*start), U(*end)), new_text=text) for start, end, text in edits],
+    )
+
+
+# before, edits ((start), (end), new text), after: ranges applied as VS Code does (UTF-16 columns,
+# a position past a line's end or past the last line clamped to that end)
+APPLIED = [
+    ("whole, ends with a newline, one line past", "a\nb\n", [((0, 0), (3, 0), "x\n")], "x\n"),
+    ("whole, no final newline, one line past", "a\nb", [((0, 0), (2, 0), "x\n")], "x\n"),
+    ("whole, far past the end", "a\n", [((0, 0), (99, 7), "x")], "x"),
+    ("whole, exact end", "a\nb", [((0, 0), (1, 1), "x")], "x"),
+    ("a word", "hello world\n", [((0, 6), (0, 11), "there")], "hello there\n"),
+    ("past a line's end: before its line break", "ab\ncd\n", [((0, 9), (0, 9), "!")], "ab!\ncd\n"),
+    ("CRLF lines", "a\r\nb\r\n", [((1, 0), (1, 5), "c")], "a\r\nc\r\n"),
+    ("UTF-16 columns", "é😀x\n", [((0, 3), (0, 4), "y")], "é😀y\n"),
+    ("several edits, applied from the end", "abc\n", [((0, 0), (0, 1), "A"), ((0, 2), (0, 3), "C")], "AbC\n"),
+]
+
+
+@pytest.mark.parametrize("before, edits, after", [r[1:] for r in APPLIED], ids=[r[0] for r in APPLIED])
+def test_the_test_editor_applies_ranges_as_vs_code_does(tmp_path, before, edits, after):
+    path = tmp_path / "f.txt"
+    path.write_bytes(before.encode())
+    assert apply_to_disk(lsp.WorkspaceEdit(document_changes=[document_edit(path.as_uri(), *edits)])) == [path.as_uri()]
+    assert path.read_bytes().decode() == after
+
+
+def test_the_test_editor_creates_a_file_and_its_folders(tmp_path):
+    path = tmp_path / "new" / "deep" / "f.txt"
+    create = lsp.CreateFile(uri=path.as_uri(), options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=False))
+    apply_to_disk(lsp.WorkspaceEdit(document_changes=[create, document_edit(path.as_uri(), ((0, 0), (1, 0), "one\n"))]))
+    assert path.read_bytes() == b"one\n"
 
 
 async def test_cancel_a_running_turn(editor, workspace):

@@ -1,12 +1,23 @@
 -- The Modus server used through Neovim's own LSP client (headless).
 -- Run: nvim --headless --clean -c "luafile test/neovim/test.lua"
 -- Env: MODUS_PYTHON (interpreter with the server), MODUS_WS (workspace with script.yaml and
--- notes.md), MODUS_RESULT (where the JSON results go). Every wait is bounded.
+-- notes.md), MODUS_RESULT (where the JSON results go), MODUS_FILES (comma-separated paths the
+-- turn edits: each is then saved with :write). Every wait is bounded.
 local python = assert(os.getenv('MODUS_PYTHON'), 'MODUS_PYTHON')
 local ws = assert(os.getenv('MODUS_WS'), 'MODUS_WS')
 local result_file = assert(os.getenv('MODUS_RESULT'), 'MODUS_RESULT')
+local edited = vim.split(os.getenv('MODUS_FILES') or '', ',', { trimempty = true })
 
-local results = { steps = {}, updates = {}, approvals = {}, edits = 0 }
+local results = { steps = {}, updates = {}, approvals = {}, edits = 0, files = {} }
+
+--- The file's bytes, or vim.NIL when there is no such file.
+local function disk(path)
+  local f = io.open(path, 'rb')
+  if not f then return vim.NIL end
+  local data = f:read('*a')
+  f:close()
+  return data
+end
 
 local function finish()
   local f = io.open(result_file, 'w')
@@ -98,6 +109,17 @@ local function run()
   step('turn_ended', true)
   results.buffer = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   results.modified = vim.bo[buf].modified
+  -- each edited file: its buffer and the disk before :write, then saved as a user would
+  for _, rel in ipairs(edited) do
+    local path = ws .. '/' .. rel
+    local b = vim.fn.bufnr(path)
+    assert(b > 0, 'no buffer for ' .. rel)
+    local f = { buffer = vim.api.nvim_buf_get_lines(b, 0, -1, false), modified = vim.bo[b].modified, before = disk(path) }
+    local ok, err = pcall(vim.api.nvim_buf_call, b, function() vim.cmd('silent write') end)
+    if not ok then f.write_error = tostring(err) end
+    results.files[rel] = f
+  end
+  step('saved', true)
   client:stop()
   vim.wait(3000, function() return client:is_stopped() end, 50)
 end
