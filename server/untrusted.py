@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import anyio
 
+from .workspace import relative_inside
+
 if TYPE_CHECKING:
     import yaml
 
@@ -52,7 +54,7 @@ def _size(n: int) -> str:
 def check_inside(path: Path, root: Path) -> Path:
     """Where `path` really points, which must be inside `root` (itself resolved)."""
     real = Path(os.path.realpath(path))
-    if real != root and root not in real.parents:
+    if relative_inside(real, root) is None:
         raise Refused(f"it leads outside the workspace (to {real})")
     return real
 

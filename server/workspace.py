@@ -32,6 +32,16 @@ def _limit(root: Path, name: str, default: int) -> int:
         return default
 
 
+def relative_inside(real: Path, root: Path) -> str | None:
+    """`real`'s POSIX form relative to `root` ("." for the root itself), None when it is
+    outside. Both are resolved paths (realpath)."""
+    try:
+        rel = real.relative_to(root)
+    except ValueError:
+        return None
+    return PurePosixPath(rel).as_posix() if rel.parts else "."
+
+
 class Workspace:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(os.path.realpath(root))
@@ -50,7 +60,7 @@ class Workspace:
                 f"The path '{clip(raw)}' is too long ({len(raw)} characters): file names have at most "
                 f"{self.name_max} bytes and paths at most {self.path_max - 1}."
             )
-        rel = self._inside(real)
+        rel = relative_inside(real, self.root)
         if rel is None:
             raise OutsideWorkspace(
                 f"Access to '{clip(raw)}' is denied: it resolves to '{real}', outside the workspace '{self.root}'."
@@ -61,16 +71,8 @@ class Workspace:
         """An entry met while walking a folder, checked like a single path: where it really
         points, or None when that is outside the workspace."""
         real = Path(os.path.realpath(path))
-        rel = self._inside(real)
+        rel = relative_inside(real, self.root)
         return None if rel is None else WorkspacePath(real, rel)
-
-    def _inside(self, real: Path) -> str | None:
-        """`real`'s workspace-relative POSIX form ("." for the root), None when it is outside."""
-        try:
-            rel = real.relative_to(self.root)
-        except ValueError:
-            return None
-        return PurePosixPath(rel).as_posix() if rel.parts else "."
 
     def relative(self, path: Path) -> str:
         return PurePosixPath(path.relative_to(self.root)).as_posix()

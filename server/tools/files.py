@@ -262,20 +262,18 @@ async def _list_definitions(ctx: ToolContext, p: ListDefinitionsParams, paths: l
         walk = Walk(ctx.workspace)
         if target.path.is_dir():  # its files, each entered by the walk: (shown as, really read)
             entered = ((f, walk.enter(f)) for f in sorted(target.path.iterdir()))
-            files = [(f, real.path) for f, real in entered if real is not None and real.path.is_file()]
+            files = [(f, real) for f, real in entered if real is not None and real.path.is_file()]
         elif target.path.exists():
-            files = [(target.path, target.path)]
+            files = [(target.path, target)]
         else:
             raise ToolError(f"File not found: {target.rel}")
         sections = []
         for shown, real in files:
-            text = ctx.host.document_text(real)
-            if text is None:
-                try:
-                    text = real.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
-            found = definitions.outline(real.name, text)
+            try:
+                text = read_text(ctx, real)
+            except ToolError:  # binary, too large, not a regular file: no definitions to show
+                continue
+            found = definitions.outline(real.path.name, text or "")
             if found:
                 sections.append(f"# {ctx.workspace.relative(shown)}\n" + "\n".join(found))
         body = "\n\n".join(sections) if sections else f"No definitions found in {target.rel}."
