@@ -5,8 +5,6 @@ the contract marks optional (``field?``): it is left out of the JSON when it is 
 other field is always present, ``null`` included, so clients can rely on the key.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar, Literal, Optional, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer

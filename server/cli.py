@@ -3,9 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import sys
 
-from . import __version__
+from . import ADDED_ENV, __version__
+
+
+def _lean_start() -> None:
+    """Start-up creates a great many objects that all live for good: the cyclic garbage
+    collector has nothing to find in them, so it waits until the session runs (gc.freeze then
+    keeps them out of later collections). And no pydantic plugin runs in a process that holds
+    the user's keys and code: their discovery (an entry-point scan) is skipped too."""
+    gc.disable()
+    if "PYDANTIC_DISABLE_PLUGINS" not in os.environ:
+        os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+        ADDED_ENV.add("PYDANTIC_DISABLE_PLUGINS")
+
+
+def started() -> None:
+    """The end of start-up (the session runs): the garbage collector goes back to work."""
+    gc.freeze()
+    gc.enable()
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -37,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return demo()
 
+    _lean_start()
     from .lsp import ModusServer, serve_stdio, serve_tcp, serve_ws
     from .lsp.run import configure_logging
 

@@ -395,7 +395,7 @@ def test_the_time_limits_are_settings_with_defaults():
 async def test_the_task_factory_hands_the_limits_to_the_model(tmp_path, openai):
     openai.add(Stall())
     context = PromptContext(
-        mode=BUILTIN_MODES[0], phase="act", tools=(), modes=BUILTIN_MODES, workspace=tmp_path, yolo=False, agent="modus"
+        mode=BUILTIN_MODES[0], phase="act", tools=frozenset(), modes=BUILTIN_MODES, workspace=tmp_path, yolo=False, agent="modus"
     )
     models = ModelsConfig.model_validate({"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake"}})
     task = build_task(

@@ -14,7 +14,7 @@ import pytest
 from helpers import call_tool, make_session, running
 from memory_host import MemoryHost
 from server.modes import ModeRegistry, parse_modes
-from server.modes.loader import MAX_FILE_BYTES
+from server.modes.registry import MAX_FILE_BYTES
 from server.prompt import load_rules
 from server.prompt.rules import MAX_FILES
 from server.untrusted import MAX_NODES, Refused, off_loop, read_text, walk

@@ -15,7 +15,7 @@ import anyio
 from protocol import ApprovalRequest, MessageDelta, MessageUpdate, ToolCallUpdate, ToolError, TurnEnded, TurnStarted
 
 from ..errors import Denied
-from ..prompt import params_schema
+from ..prompt import ordered_tools, params_schema
 from ..providers import ChatMessage, ModelError, ModelRequest, ToolCallRequest, ToolSchema
 from ..providers.xmlcalls import XmlCallParser
 from ..state import StoredMessage
@@ -155,7 +155,7 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
     request = ModelRequest(
         system=task.prompt.text,
         messages=tuple(turn.session.histories.get(turn.history_id).messages),
-        tools=tuple(ToolSchema(n, TOOLS[n].description, params_schema(TOOLS[n].params)) for n in TOOLS if n in task.tools),
+        tools=tuple(ToolSchema(t.name, t.description, params_schema(t.params)) for t in ordered_tools(task.tools)),
     )
     reply = await task.model.complete(request, on_text)
     rest = parser.finish()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator
+from typing import TYPE_CHECKING, AsyncIterator
 
 import anyio
 from anyio.abc import TaskGroup
@@ -36,15 +36,17 @@ from protocol import (
 from ..errors import BadRequest, ToolError
 from ..host import Host
 from ..modes import DEFAULT_MODE, Mode, ModeRegistry
-from ..prompt import PromptContext, Rules, build_prompt, environment_details, load_rules
+from ..prompt import PromptContext, Rules, build_prompt, environment_details, load_rules, ordered_tools
 from ..providers import ModelLimits, ScriptCursor
 from ..state import Store, StoredMessage
 from ..state.store import new_id
-from ..tools import ToolContext
 from ..untrusted import Refused, off_loop
 from ..workspace import Workspace
 from .history import Histories
 from .task import Task, build_task, enabled_tools
+
+if TYPE_CHECKING:
+    from ..tools import ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -329,7 +331,7 @@ class Session:
         return PromptGetResult(
             text=prompt.text,
             sections=[PromptSection(id=s.id, text=s.text) for s in prompt.sections],
-            tools=[t.name for t in context.tools],
+            tools=[t.name for t in ordered_tools(context.tools)],
             environment_details=environment_details(mode, context.phase, self.workspace.root),
         )
 

@@ -6,6 +6,7 @@ A task is never changed: switching mode or phase builds a new one and the old on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from protocol import Model, ModelsConfig, TaskInfo, TaskModel
 
@@ -13,7 +14,6 @@ from ..modes import Mode
 from ..prompt import PromptContext, SystemPrompt, build_prompt
 from ..providers import ModelClient, ModelLimits, ScriptCursor, open_model
 from ..state.store import new_id
-from ..tools import TOOLS, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -24,10 +24,19 @@ class Task:
     phase: str
     model_config: Model
     model: ModelClient
-    prompt: SystemPrompt
-    tools: frozenset[str]
+    #: What the system prompt is made of; the prompt itself is built when first used.
+    context: PromptContext
     #: Settings generation the task was built with; a settings change rebuilds tasks.
     generation: int
+
+    @property
+    def tools(self) -> frozenset[str]:
+        """The tools enabled for this task."""
+        return self.context.tools
+
+    @cached_property
+    def prompt(self) -> SystemPrompt:
+        return build_prompt(self.context)
 
     def info(self) -> TaskInfo:
         c = self.model_config
@@ -60,12 +69,10 @@ def resolve_model(models: ModelsConfig, mode: str, phase: str, agent_model: Mode
     return chosen
 
 
-def enabled_tools(mode: Mode, phase: str, yolo: bool) -> tuple[ToolSpec, ...]:
-    allowed = mode.tools()
-    names = [name for name in TOOLS if name in allowed]
-    if yolo:
-        names = [n for n in names if n != "ask_followup_question"]
-    return tuple(TOOLS[n] for n in names)
+def enabled_tools(mode: Mode, phase: str, yolo: bool) -> frozenset[str]:
+    """The names of the tools a task of this mode has (yolo asks the user nothing)."""
+    names = mode.tools()
+    return frozenset(names - {"ask_followup_question"} if yolo else names)
 
 
 def build_task(
@@ -86,7 +93,6 @@ def build_task(
         phase=context.phase,
         model_config=config,
         model=open_model(config, workspace=context.workspace, cursor=cursor, limits=limits),
-        prompt=build_prompt(context),
-        tools=frozenset(t.name for t in context.tools),
+        context=context,
         generation=generation,
     )

@@ -29,6 +29,7 @@ from protocol import names
 from protocol.names import Command
 
 from .. import __version__
+from ..cli import started
 from ..errors import BadRequest
 
 if TYPE_CHECKING:
@@ -150,12 +151,14 @@ class ModusServer(LanguageServer):
         except Exception as exc:  # the process stays up and answers with the reason
             log.exception("the session could not start")
             self._start_error = f"{type(exc).__name__}: {exc}"
+            started()
             return False
         assert self.task_group is not None, "start the server with server.lsp.run"
 
         async def run():
             try:
                 async with session.running():
+                    started()
                     await anyio.sleep_forever()
             finally:
                 session.close()

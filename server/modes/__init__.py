@@ -1,9 +1,18 @@
 """Modes: personas with tool groups and file rules (SPEC §1)."""
 
-from .loader import Diagnostic, parse_modes
-from .model import ALWAYS_AVAILABLE, BUILTIN_MODES, DEFAULT_MODE, GROUP_TOOLS, Group, Mode
+from .model import ALWAYS_AVAILABLE, BUILTIN_MODES, DEFAULT_MODE, GROUP_TOOLS, Diagnostic, Group, Mode
 from .patterns import Pattern, PatternError
 from .registry import ModeRegistry, global_modes_path
+
+
+
+def __getattr__(name: str):
+    if name == "parse_modes":  # YAML and pydantic checks: loaded when a modes file is read
+        from .loader import parse_modes
+
+        return parse_modes
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ALWAYS_AVAILABLE",

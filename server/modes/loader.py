@@ -6,8 +6,6 @@ wrong and is skipped, and the other modes of the file still load.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 import json
 import re
 from typing import Any
@@ -15,23 +13,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ..untrusted import Refused, read_text, yaml_too_big
-from .model import GROUP_TOOLS, Group, Mode
+from ..untrusted import yaml_too_big
+from .model import GROUP_TOOLS, Diagnostic, Group, LoadResult, Mode
 from .patterns import Pattern, PatternError
-
-#: A modes file larger than this is not read (Roo's own files are a few KiB).
-MAX_FILE_BYTES = 256 * 1024
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """A problem in a mode file. Lines and columns are 0-based, as in LSP."""
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    message: str
 
 
 class _ModeFields(BaseModel):
@@ -134,26 +118,6 @@ def _validate(data: Any, source: str, origin: str) -> tuple[Mode | None, list[Pr
         origin=origin,
     )
     return mode, []
-
-
-@dataclass(frozen=True)
-class LoadResult:
-    modes: tuple[Mode, ...]
-    diagnostics: tuple[Diagnostic, ...]
-
-
-def load_modes_file(path: Path, source: str, inside: Path | None = None) -> LoadResult:
-    """Modes and diagnostics of one file; a missing file is an empty result. `inside`: the
-    workspace a project file must really be in."""
-    try:
-        text = read_text(path, MAX_FILE_BYTES, inside=inside)
-    except Refused as exc:
-        return refused(exc)
-    return LoadResult((), ()) if text is None else parse_modes(text, source, str(path))
-
-
-def refused(reason: Exception) -> LoadResult:
-    return LoadResult((), (Diagnostic(0, 0, 0, 1, f"Modes file not read: {reason}"),))
 
 
 def parse_modes(text: str, source: str, origin: str = "<memory>") -> LoadResult:

@@ -39,6 +39,23 @@ ALWAYS_AVAILABLE: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
+class Diagnostic:
+    """A problem in a mode file. Lines and columns are 0-based, as in LSP."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    modes: tuple[Mode, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True)
 class Group:
     name: str
     file_regex: Pattern | None = None
@@ -98,7 +115,7 @@ BUILTIN_MODES: tuple[Mode, ...] = (
         "is built.",
         (
             Group("read"),
-            Group("edit", Pattern.compile(r"\.md$"), "Markdown files only"),
+            Group("edit", Pattern(r"\.md$"), "Markdown files only"),
             Group("mcp"),
         ),
         "Use this mode when you need to plan, design, or strategize before implementation.",

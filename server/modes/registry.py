@@ -17,9 +17,15 @@ from typing import Callable
 
 import platformdirs
 
-from ..untrusted import Refused, off_loop
-from .loader import Diagnostic, LoadResult, load_modes_file, refused
-from .model import BUILTIN_MODES, DEFAULT_MODE, Mode
+from ..untrusted import Refused, off_loop, read_text
+from .model import BUILTIN_MODES, DEFAULT_MODE, Diagnostic, LoadResult, Mode
+
+#: A modes file larger than this is not read (Roo's own files are a few KiB).
+MAX_FILE_BYTES = 256 * 1024
+
+
+def refused(reason: Exception) -> LoadResult:
+    return LoadResult((), (Diagnostic(0, 0, 0, 1, f"Modes file not read: {reason}"),))
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +81,17 @@ class ModeRegistry:
         return out
 
     def load(self, f: ModeFile) -> LoadResult:
-        """Read and parse one file (blocking; changes nothing here). A project file must stay in the workspace."""
-        return load_modes_file(f.path, f.source, self.workspace if f.source == "project" else None)
+        """Read and parse one file (blocking; changes nothing here); a missing file has no modes.
+        A project file must really be in the workspace."""
+        try:
+            text = read_text(f.path, MAX_FILE_BYTES, inside=self.workspace if f.source == "project" else None)
+        except Refused as exc:
+            return refused(exc)
+        if text is None:
+            return LoadResult((), ())
+        from .loader import parse_modes  # YAML and the mode checks load when there is a file to read
+
+        return parse_modes(text, f.source, str(f.path))
 
     def refresh(self) -> list[ModeFile]:
         """Re-read the files that changed, here and now; returns them."""

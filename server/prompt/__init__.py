@@ -11,18 +11,20 @@ import platform
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..modes import Mode
-from ..tools import ToolSpec
 from .rules import RuleFile, Rules, load_rules
+
+if TYPE_CHECKING:
+    from ..tools import ToolSpec
 
 
 @dataclass(frozen=True)
 class PromptContext:
     mode: Mode
     phase: str  # "plan" | "act"
-    tools: Sequence[ToolSpec]  # enabled for this task, in order
+    tools: frozenset[str]  # the names of the tools enabled for this task
     modes: Sequence[Mode]
     workspace: Path
     yolo: bool
@@ -59,11 +61,16 @@ def params_schema(params: type) -> dict:
     return params.model_json_schema()
 
 
+def ordered_tools(names: frozenset[str]) -> list[ToolSpec]:
+    """The tools of these names, in the order of the tool registry (loaded here, on first use)."""
+    from ..tools import TOOLS
+
+    return [spec for name, spec in TOOLS.items() if name in names]
+
+
 def _params_line(spec: ToolSpec) -> str:
-    schema = params_schema(spec.params)
-    required = set(schema.get("required", ()))
-    names = [f"{n}{'' if n in required else '?'}" for n in schema.get("properties", {})]
-    return ", ".join(names)
+    """`path, start_line?, end_line?`: the parameters, optional ones marked (no JSON Schema needed)."""
+    return ", ".join(f"{name}{'' if field.is_required() else '?'}" for name, field in spec.params.model_fields.items())
 
 
 def tool_use(ctx: PromptContext) -> str:
@@ -78,7 +85,7 @@ def tool_use(ctx: PromptContext) -> str:
         "",
         "# Tools enabled for this task",
     ]
-    for spec in ctx.tools:
+    for spec in ordered_tools(ctx.tools):
         lines.append(f"## {spec.name}({_params_line(spec)})\n{spec.description}")
     return "\n".join(lines)
 
@@ -166,6 +173,7 @@ __all__ = [
     "RuleFile",
     "Rules",
     "load_rules",
+    "ordered_tools",
     "Section",
     "SystemPrompt",
     "build_prompt",

@@ -262,11 +262,14 @@ class Store:
 def _open(target: str) -> sqlite3.Connection:
     db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
     try:
+        # Making a new file WAL and writing its schema needs no disk flush: until it holds
+        # something there is nothing to lose (a torn new file is moved aside on the next start).
+        db.execute("PRAGMA synchronous=OFF")
         db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(f"BEGIN;\n{SCHEMA}\nCOMMIT;")
+        db.execute("SELECT count(*) FROM meta").fetchone()
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
-        db.executescript(SCHEMA)
-        db.execute("SELECT count(*) FROM meta").fetchone()
     except BaseException:
         db.close()
         raise

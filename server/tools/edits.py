@@ -16,7 +16,6 @@ import re
 import tempfile
 from typing import Any, Sequence
 
-import regex
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -312,6 +311,8 @@ async def _search_and_replace(ctx: ToolContext, p: SearchAndReplaceParams, paths
     old = read_text(ctx, target)
     if old is None:
         raise ToolError(f"File not found: {target.rel}")
+    import regex  # its time-bounded matching, loaded on the first use
+
     flags = regex.IGNORECASE if p.ignore_case else 0
     try:
         pattern = regex.compile(p.search if p.use_regex else regex.escape(p.search), flags | regex.MULTILINE)
