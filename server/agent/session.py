@@ -171,6 +171,10 @@ class Session:
         self.histories.written(message)
         return message
 
+    def stale(self) -> bool:
+        """Whether refresh() has anything to read again (a few stat calls)."""
+        return not self.rules.seen or self.rules.changed() or bool(self.modes.stale())
+
     async def refresh(self) -> None:
         """Read again what the repository holds and has changed since (mode files, rules): off
         the event loop, bounded in size and time. Finding out costs a few stat calls; run it

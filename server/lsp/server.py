@@ -195,24 +195,44 @@ def _register(server: ModusServer) -> None:
 
     def request(method: str, handler: Handler) -> None:
         """A `modus/*` request: params validated against the contract, what the repository
-        holds read again if it changed, a protocol model back."""
+        holds read again if it changed, a protocol model back.
+
+        The handler is a generator, pygls's way to wait inside a plain handler: it answers at
+        once when nothing is to be read again and the handler is synchronous (the common case,
+        and the fast one), and yields to the coroutines that must run otherwise."""
+
+        async def refresh(session: "Session") -> None:
+            await session.refresh()
+
+        async def call(session: "Session", parsed: Any):
+            try:
+                return await handler(session, parsed)
+            except BadRequest as exc:
+                raise JsonRpcInvalidParams(str(exc)) from None
 
         @server.feature(method)
-        async def handle(params: Any):
+        def handle(params: Any):
             session = server.require_session()
             from protocol import REQUESTS
 
             parsed = validate(REQUESTS[method].params, params, method)
-            await session.refresh()
-            try:
-                result = handler(session, parsed)
-                return (await result if inspect.isawaitable(result) else result).wire()
-            except BadRequest as exc:
-                raise JsonRpcInvalidParams(str(exc)) from None
+            if session.stale():
+                yield refresh, (session,), {}
+            if inspect.iscoroutinefunction(handler):
+                result = yield call, (session, parsed), {}
+            else:
+                try:
+                    result = handler(session, parsed)
+                except BadRequest as exc:
+                    raise JsonRpcInvalidParams(str(exc)) from None
+            return result.wire()
 
     request(names.STATE, lambda s, p: s.state())
     request(names.MODES_LIST, lambda s, p: s.list_modes())
-    request(names.CHAT_SEND, lambda s, p: s.send(p))
+    async def send(session: "Session", params):
+        return await session.send(params)
+
+    request(names.CHAT_SEND, send)
     request(names.CHAT_CANCEL, _cancel)
     request(names.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
     request(names.PROMPT_GET, lambda s, p: s.prompt(p))
