@@ -10,6 +10,7 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m compileall -q server protocol  # an editable install leaves its modules uncompiled
 	@touch $@
 
 demo: $(STAMP)

@@ -6,9 +6,8 @@ The LSP layer implements it with real client requests; tests implement it in mem
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal, Protocol, Sequence
+from typing import Callable, Literal, NamedTuple, Protocol, Sequence
 
 from protocol import ApprovalRequest, ApprovalResponse
 
@@ -16,8 +15,7 @@ from .modes import Diagnostic
 from .workspace import WorkspacePath
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(NamedTuple):
     """The whole new text of one file; `old_text` None means the file is created."""
 
     target: WorkspacePath
@@ -25,8 +23,7 @@ class FileChange:
     new_text: str
 
 
-@dataclass(frozen=True)
-class EditOutcome:
+class EditOutcome(NamedTuple):
     applied: bool
     reason: str | None = None
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path, PurePosixPath
 
 from .errors import InvalidParams, OutsideWorkspace
 
 
-@dataclass(frozen=True)
-class WorkspacePath:
+class WorkspacePath(NamedTuple):
     """A path resolved inside the workspace: `..` folded, symlinks followed."""
 
     path: Path  # absolute, real

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from protocol import GroupEntry, GroupOptions
 
@@ -38,8 +39,7 @@ ALWAYS_AVAILABLE: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(NamedTuple):
     """A problem in a mode file. Lines and columns are 0-based, as in LSP."""
 
     line: int
@@ -49,8 +49,7 @@ class Diagnostic:
     message: str
 
 
-@dataclass(frozen=True)
-class LoadResult:
+class LoadResult(NamedTuple):
     modes: tuple[Mode, ...]
     diagnostics: tuple[Diagnostic, ...]
 

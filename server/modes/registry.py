@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import platformdirs
 
@@ -34,8 +33,7 @@ def global_modes_path() -> Path:
     return Path(platformdirs.user_config_dir("modus", appauthor=False)) / "modes.yaml"
 
 
-@dataclass(frozen=True)
-class ModeFile:
+class ModeFile(NamedTuple):
     path: Path
     source: str  # "project" or "global"
 

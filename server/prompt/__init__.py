@@ -11,7 +11,7 @@ import platform
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from ..modes import Mode
 from .rules import RuleFile, Rules, load_rules
@@ -34,8 +34,7 @@ class PromptContext:
     rules: tuple[RuleFile, ...] = ()
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(NamedTuple):
     id: str
     text: str
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from pathlib import Path
 
 from ..untrusted import Refused, check_inside, read_text, walk
@@ -24,8 +25,7 @@ MAX_FILES = 64
 MAX_DEPTH = 5
 
 
-@dataclass(frozen=True)
-class RuleFile:
+class RuleFile(NamedTuple):
     rel: str  # workspace-relative, POSIX
     text: str
 

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Callable, Literal, NamedTuple, Protocol
 
 from protocol import Settings
 
 
-@dataclass(frozen=True)
-class ToolCallRequest:
+class ToolCallRequest(NamedTuple):
     id: str
     name: str
     arguments: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ChatMessage:
+class ChatMessage(NamedTuple):
     role: Literal["user", "assistant", "tool"]
     text: str
     tool_calls: tuple[ToolCallRequest, ...] = ()
@@ -28,31 +25,27 @@ class ChatMessage:
     state: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class ToolSchema:
+class ToolSchema(NamedTuple):
     name: str
     description: str
     parameters: dict[str, Any]  # JSON Schema of the arguments
 
 
-@dataclass(frozen=True)
-class ModelRequest:
+class ModelRequest(NamedTuple):
     system: str
     messages: tuple[ChatMessage, ...]
     tools: tuple[ToolSchema, ...] = ()
 
 
-@dataclass(frozen=True)
-class ModelReply:
+class ModelReply(NamedTuple):
     text: str
-    tool_calls: tuple[ToolCallRequest, ...] = field(default_factory=tuple)
+    tool_calls: tuple[ToolCallRequest, ...] = ()
     #: Provider data to send back with this reply in later requests (Anthropic's thinking
     #: blocks); stored with the message, so it survives task rebuilds and restarts.
     state: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class ModelLimits:
+class ModelLimits(NamedTuple):
     """How long a streamed model request may wait, in seconds: for its first event (from sending
     the request), then between two events (settings modelFirstByteTimeoutSeconds, modelIdleTimeoutSeconds)."""
 

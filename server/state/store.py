@@ -14,7 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -79,8 +79,7 @@ def new_id(prefix: str = "") -> str:
     return prefix + uuid.uuid4().hex[:16]
 
 
-@dataclass(frozen=True)
-class Recovered:
+class Recovered(NamedTuple):
     """A corrupt database file that was moved aside, and the fresh one started in its place."""
 
     reason: str
