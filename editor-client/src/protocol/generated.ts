@@ -112,7 +112,7 @@ export interface ApprovalRequest {
   agent?: string;
   detail: string;
   from?: string;
-  kind: 'switch_mode' | 'tool' | 'plan' | 'subtask';
+  kind: 'switch_mode' | 'tool' | 'plan' | 'subtask' | 'continue';
   params?: {
     [k: string]: unknown;
   };
