@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
+import threading
 from contextlib import asynccontextmanager
 
 import anyio
 from lsprotocol import types as lsp
-from pygls.io_ import StdinAsyncReader, StdoutWriter, WebSocketWriter
+from pygls.io_ import StdoutWriter, WebSocketWriter
 
 from .server import ModusServer
-from .transport import handle_body, read_frames
+from .transport import CHUNK, decode, dispatch, read_messages
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +71,10 @@ async def _root(server: ModusServer):
             tg.cancel_scope.cancel()
 
 
-async def _serve_stream(server: ModusServer, reader) -> None:
+async def _serve_stream(server: ModusServer, read) -> None:
     async with _root(server):
-        await read_frames(reader, server.protocol)
+        async for message in read_messages(read):
+            dispatch(server.protocol, message)
 
 
 def _run(main) -> int:
@@ -89,11 +92,41 @@ def _run(main) -> int:
     return 0
 
 
+class _Stdin:
+    """stdin read by a daemon thread, chunks handed to the loop: shutdown never waits on a read."""
+
+    def __init__(self, fd: int):
+        self._chunks: asyncio.Queue[bytes] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        threading.Thread(target=self._pump, args=(fd, loop), name="modus-stdin", daemon=True).start()
+
+    def _pump(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
+        while True:
+            try:
+                chunk = os.read(fd, CHUNK)
+            except OSError:
+                chunk = b""
+            try:
+                loop.call_soon_threadsafe(self._chunks.put_nowait, chunk)
+            except RuntimeError:  # the loop is closed
+                return
+            if not chunk:
+                return
+
+    async def read(self, n: int) -> bytes:
+        return await self._chunks.get()
+
+
 def serve_stdio(server: ModusServer) -> int:
     writer = StdoutWriter(sys.stdout.buffer)
+    stdin = sys.stdin.buffer.fileno()
     sys.stdout = sys.stderr  # nothing else may write to the LSP channel
     server.protocol.set_writer(writer)
-    return _run(_serve_stream(server, StdinAsyncReader(sys.stdin.buffer, server.thread_pool)))
+
+    async def main():
+        await _serve_stream(server, _Stdin(stdin).read)
+
+    return _run(main())
 
 
 def serve_tcp(server: ModusServer, host: str, port: int) -> int:
@@ -103,7 +136,7 @@ def serve_tcp(server: ModusServer, host: str, port: int) -> int:
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
             server.protocol.set_writer(writer)
             try:
-                await _serve_stream(server, reader)
+                await _serve_stream(server, reader.read)
             finally:
                 done.set()
 
@@ -131,7 +164,7 @@ def serve_ws(server: ModusServer, host: str, port: int) -> int:
                             data = await websocket.recv(decode=False)
                         except ConnectionClosed:
                             break
-                        handle_body(server.protocol, data)
+                        dispatch(server.protocol, decode(data))
             finally:
                 done.set()
 
