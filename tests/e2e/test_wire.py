@@ -181,9 +181,36 @@ def test_requests_before_initialize_are_refused_politely(tmp_path):
     try:
         server.send({"jsonrpc": "2.0", "id": 1, "method": "modus/state", "params": {}})
         error = server.response(1)["error"]
-        assert error["code"] == -32602 and "initialize" in error["message"]
+        assert error["code"] == -32002 and "initialize" in error["message"]
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+        assert server.response(2)["error"]["code"] == -32002
     finally:
         server.proc.kill()
+
+
+def test_notifications_before_initialize_are_dropped(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    server = RawServer(tmp_path)
+    try:
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})  # would open a session in cwd
+        server.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}})
+        assert "capabilities" in server.response(0)["result"]
+        server.send({"jsonrpc": "2.0", "id": 1, "method": "modus/state", "params": {}})
+        error = server.response(1)["error"]  # initialize, but not yet initialized
+        assert error["code"] == -32002 and "initialized" in error["message"]
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        assert state_works(server, 2)
+        assert not (tmp_path / ".modus").exists() and (workspace / ".modus").exists()
+        assert server.close() == 0
+    finally:
+        server.proc.kill()
+
+
+def test_exit_before_initialize_ends_the_process(tmp_path):
+    server = RawServer(tmp_path)
+    server.send({"jsonrpc": "2.0", "method": "exit"})
+    assert server.proc.wait(10) == 1  # no shutdown first
 
 
 def test_the_modus_console_script_serves_stdio(tmp_path):
