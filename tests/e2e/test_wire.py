@@ -226,9 +226,9 @@ def test_version_and_help():
     version = subprocess.run([sys.executable, "-m", "server", "--version"], capture_output=True, text=True)
     assert version.returncode == 0 and version.stdout.strip() == f"modus {__version__}"
     helped = subprocess.run([sys.executable, "-m", "server", "--help"], capture_output=True, text=True)
-    assert helped.returncode == 0 and "--tcp HOST:PORT" in helped.stdout and "--ws HOST:PORT" in helped.stdout
+    assert helped.returncode == 0 and "--tcp [HOST:]PORT" in helped.stdout and "--ws [HOST:]PORT" in helped.stdout
     bad = subprocess.run([sys.executable, "-m", "server", "--tcp", "nonsense"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "expected HOST:PORT" in bad.stderr
+    assert bad.returncode == 2 and "expected [HOST:]PORT" in bad.stderr
 
 
 def free_port() -> int:
@@ -244,14 +244,15 @@ async def test_tcp_and_websocket_transports(tmp_path, transport):
         [sys.executable, "-m", "server", f"--{transport}", f"127.0.0.1:{port}"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / ".config")},
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / ".config"), "MODUS_TOKEN": "a-token"},
     )
     try:
         assert b"listening" in proc.stderr.readline()  # ready
         client = LanguageClient("test", "1", converter_factory=converter)
         await (client.start_tcp if transport == "tcp" else client.start_ws)("127.0.0.1", port)
         result = await client.initialize_async(
-            lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=tmp_path.as_uri())
+            lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=tmp_path.as_uri(),
+                                 initialization_options={"token": "a-token"})
         )
         assert result.capabilities.experimental == {"modus": {"protocolVersion": 1}}
         client.initialized(lsp.InitializedParams())
