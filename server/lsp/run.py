@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -37,8 +38,12 @@ BUSY = "Modus already serves a client on this address"
 REFUSED = -32000  # the error code of an unauthorized or second client
 
 
+_attended: ContextVar[ModusServer | None] = ContextVar("modus_attended", default=None)
+
+
 class ClientLogHandler(logging.Handler):
-    """Log records of the server, also sent to the client as `window/logMessage`."""
+    """Log records of the server, also sent to the client as `window/logMessage`: only those
+    of its own connection (tasks inherit the context), never another connection's."""
 
     LEVELS = {
         logging.ERROR: lsp.MessageType.Error,
@@ -53,8 +58,8 @@ class ClientLogHandler(logging.Handler):
         self._busy = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        if self._busy or self.server.session is None:
-            return  # never recurse; nothing before initialize
+        if self._busy or self.server.session is None or _attended.get() is not self.server:
+            return  # never recurse; nothing before initialize; nothing of other connections
         self._busy = True
         try:
             kind = self.LEVELS.get(record.levelno - record.levelno % 10, lsp.MessageType.Log)
@@ -101,6 +106,7 @@ async def _root(server: ModusServer):
 async def attend(server: ModusServer, messages: AsyncIterator[Any]) -> int | None:
     """Hand every message to the server until the stream ends (None) or `exit` arrives (its exit
     code). Then the server is done for: its session closed, its pending requests cancelled."""
+    _attended.set(server)
     try:
         with _client_logs(server):
             async with _root(server):

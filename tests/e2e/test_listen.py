@@ -290,6 +290,19 @@ def test_connections_that_never_authenticate_take_neither_the_slot_nor_the_outpu
     assert early.receive() is None and late.receive() is None  # closed, never a byte
 
 
+def test_the_log_lines_of_another_connection_do_not_reach_the_client(tmp_path, listen):
+    server = listen("tcp")
+    client = server.peer().attach(workspace(tmp_path, "ws"), server.token)
+    assert client.request(1, "modus/state")["result"]
+    intruder = TcpPeer(server.port)
+    intruder.sock.sendall(b"Content-Length: 5\r\n\r\nnope!")  # logged as a bad frame, then refused
+    assert "Unauthorized" in intruder.refused()["error"]["message"]
+    client.notifications.clear()
+    assert client.request(2, "modus/state")["result"]
+    assert not [n for n in client.notifications if "bad frame" in json.dumps(n) or "refused" in json.dumps(n)]
+    server.expect("bad frame")  # it was logged, on stderr only
+
+
 async def test_a_connection_that_does_not_authenticate_in_time_is_closed():
     listener = Listener(Token("secret"), deadline=0.1)
     server = await asyncio.start_server(listener.serve_tcp, "127.0.0.1", 0)
