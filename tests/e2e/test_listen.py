@@ -61,6 +61,12 @@ class Listening:
             if found := re.search(pattern, line):
                 return found
 
+    def rest(self) -> list[str]:
+        """Every stderr line, once the server has ended."""
+        while (line := self._lines.get(timeout=WAIT)) is not None:
+            self.stderr.append(line)
+        return self.stderr
+
     @property
     def token(self) -> str:
         return Path(self.where).read_text(encoding="utf-8")
@@ -202,19 +208,20 @@ both = pytest.mark.parametrize("transport", ["tcp", "ws"])
 
 @both
 def test_a_client_with_the_token_is_served_and_the_token_file_is_private(tmp_path, listen, transport):
-    server = listen(transport)
+    server = listen(transport, "--log-level", "debug")
     token_file = Path(server.where)
     assert token_file == server.state_home / "modus" / f"{transport}-{server.port}.token"
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(token_file.parent.stat().st_mode) == 0o700
     token = server.token
-    assert len(token) >= 32 and not any(token in line for line in server.stderr)
+    assert len(token) >= 32
 
     peer = server.peer().attach(workspace(tmp_path, "ws"), token)
     assert peer.request(1, "modus/state")["result"]["mode"]["slug"] == "code"
     peer.exit()
     assert server.wait() == 0
     assert not token_file.exists()
+    assert not any(token in line for line in server.rest())  # not even at debug level
 
 
 @both
