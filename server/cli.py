@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import logging
 import os
 import sys
+from pathlib import Path
 
 from . import ADDED_ENV, __version__
 
@@ -35,16 +37,39 @@ def started() -> None:
 
 
 def _address(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
-    return host or "127.0.0.1", int(port)
+    """`[HOST:]PORT`; loopback when no host is given. IPv6 hosts go in brackets: `[::1]:2087`."""
+    host, _, port = value.rpartition(":")
+    if not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"expected [HOST:]PORT, got {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _token(args, parser: argparse.ArgumentParser):
+    """The token the user gave (--token-file, else $MODUS_TOKEN), or a new one."""
+    from .lsp.run import Token
+
+    if args.token_file is not None:
+        path: Path = args.token_file
+        try:
+            value = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            parser.error(f"--token-file {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})")
+        if not value:
+            parser.error(f"--token-file {path}: the file is empty")
+        if path.stat().st_mode & 0o077:
+            logging.getLogger(__name__).warning("--token-file %s can be read by other users: chmod 600 it", path)
+        return Token(value, str(path))
+    if value := os.environ.get("MODUS_TOKEN", "").strip():
+        return Token(value, "$MODUS_TOKEN")
+    return Token()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="modus",
         description="Modus: a language server (LSP over stdio by default) for mode-aware coding agents.",
+        epilog="TCP and WebSocket clients must present a token: MODUS_TOKEN, --token-file, or a new one "
+        "written to a private file under the user's state directory (named when the server starts).",
     )
     parser.add_argument("--version", action="version", version=f"modus {__version__}")
     sub = parser.add_subparsers(dest="command")
@@ -52,8 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     for p in (parser, serve):
         group = p.add_mutually_exclusive_group()
         group.add_argument("--stdio", action="store_true", help="speak LSP on stdin/stdout (the default)")
-        group.add_argument("--tcp", metavar="HOST:PORT", type=_address, help="listen for one client on TCP")
-        group.add_argument("--ws", metavar="HOST:PORT", type=_address, help="listen for one client on WebSocket")
+        group.add_argument("--tcp", metavar="[HOST:]PORT", type=_address,
+                           help="listen on TCP, for one client at a time (host: 127.0.0.1 unless given)")
+        group.add_argument("--ws", metavar="[HOST:]PORT", type=_address,
+                           help="listen on WebSocket, for one client at a time (host: 127.0.0.1 unless given)")
+        p.add_argument("--token-file", metavar="PATH", type=Path,
+                       help="--tcp/--ws: read the clients' token from this file (never give a token on the command line)")
+        p.add_argument("--allow-origin", metavar="ORIGIN", action="append",
+                       help="--ws: a web page origin allowed to connect, e.g. http://localhost:3000 (repeatable); "
+                       "requests without an Origin header are always allowed")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     sub.add_parser("demo", help="run the offline demo: a scripted session against a real server")
     args = parser.parse_args(argv)
@@ -63,17 +95,21 @@ def main(argv: list[str] | None = None) -> int:
 
         return demo()
 
+    if args.allow_origin and not args.ws:
+        parser.error("--allow-origin applies to --ws only")
+    if args.token_file is not None and not (args.tcp or args.ws):
+        parser.error("--token-file applies to --tcp and --ws only (stdio needs no token)")
+
     _lean_start()
-    from .lsp import ModusServer, serve_stdio, serve_tcp, serve_ws
+    from .lsp import serve_stdio, serve_tcp, serve_ws
     from .lsp.run import configure_logging
 
-    server = ModusServer()
-    configure_logging(server, args.log_level)
+    configure_logging(args.log_level)
     if args.tcp:
-        return serve_tcp(server, *args.tcp)
+        return serve_tcp(*args.tcp, _token(args, parser))
     if args.ws:
-        return serve_ws(server, *args.ws)
-    return serve_stdio(server)
+        return serve_ws(*args.ws, _token(args, parser), args.allow_origin or [])
+    return serve_stdio()
 
 
 if __name__ == "__main__":

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, RPCRequest
 from pygls.uris import to_fs_path
 
 from protocol import names
@@ -53,8 +53,23 @@ def converter():
 
 
 class ModusProtocol(LanguageServerProtocol):
+    initialize_received = False
+
+    def handle_message(self, message):
+        """Before `initialize` LSP admits only `initialize` and `exit`: any other request is
+        answered -32002 (ServerNotInitialized), any other notification is dropped."""
+        method = getattr(message, "method", None)  # None: a response of the client
+        if self.initialize_received or method in (None, lsp.INITIALIZE, lsp.EXIT):
+            return super().handle_message(message)
+        if isinstance(message, RPCRequest):
+            refusal = JsonRpcServerNotInitialized(f"The server is not initialized: send 'initialize' before {method}")
+            self._send_response(message.id, error=refusal.to_response_error())
+        else:
+            log.info("dropping %s: it came before 'initialize'", method)
+
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):
+        self.initialize_received = True
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"modus": {"protocolVersion": names.PROTOCOL_VERSION}}
         return result
@@ -114,7 +129,7 @@ class ModusServer(LanguageServer):
         if self.session is None:
             if self._start_error:
                 raise JsonRpcInternalError(f"The Modus session could not start: {self._start_error}")
-            raise JsonRpcInvalidParams("The server is not initialized yet: send 'initialize' and 'initialized' first")
+            raise JsonRpcServerNotInitialized("The server is not initialized yet: send 'initialized' first")
         return self.session
 
     def workspace_root(self, params: lsp.InitializeParams | None) -> Path:

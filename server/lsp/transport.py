@@ -1,15 +1,19 @@
 """Reading JSON-RPC messages from a stream, robustly.
 
 pygls's own loop drops a body it cannot decode without a word; here every bad frame gets an
-answer: -32700 for JSON that does not parse, -32600 for a message that is not a request or
-notification, -32602 for params that do not fit the method. The server keeps serving.
+answer: -32700 for a frame or JSON that does not parse, -32600 for a message that is not a
+request or notification, -32602 for params that do not fit the method. The server keeps
+serving, and after a frame with a wrong `Content-Length` the stream finds its feet again on the
+next header.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Protocol
+import re
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import cattrs
 from pygls.exceptions import JsonRpcException
@@ -17,15 +21,142 @@ from pygls.exceptions import JsonRpcException
 log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024 * 1024
+MAX_HEADERS = 64 * 1024  # a header block longer than this is garbage
+CHUNK = 64 * 1024
+
+# A raw `Content-Length: <digits>` line never occurs inside a valid JSON body (JSON strings hold
+# no raw newline), so finding one is finding the start of a frame.
+HEADER = re.compile(rb"Content-Length[ \t]*:[ \t]*(\d+)[ \t]*\r?\n", re.IGNORECASE)
+FIELDS = re.compile(rb"(?:[!-9;-~]+:[^\r\n]*\r?\n)*")  # well-formed header lines
+END_OF_HEADERS = re.compile(rb"\n\r?\n")
+OVERLAP = 256  # bytes searched again, so that a header cut between two chunks is still found
 
 
-class AsyncReader(Protocol):
-    async def readline(self) -> bytes: ...
-    async def readexactly(self, n: int) -> bytes: ...
+@dataclass(frozen=True)
+class ParseError:
+    """A frame that cannot be a message: answered -32700."""
+
+    reason: str
+
+
+def decode(body: bytes) -> Any:
+    """The JSON value of a body, or a ParseError."""
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return ParseError(str(exc))
+
+
+class Frames:
+    """Content-Length framing without I/O: feed it bytes, take out the decoded messages (a JSON
+    value, or a ParseError for a bad frame).
+
+    A bad frame never costs more than itself: a body whose declared length is too large is cut at
+    the next header found inside it, and a body that does not parse (declared length too small,
+    or too large by less than a header) is searched again from its start for the next header.
+    """
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._length: int | None = None  # of the body being read; None while reading headers
+        self._scanned = 0  # bytes of that body already searched for a header
+        self._skipping = False  # dropping bytes up to the next header
+        self._skipped = 0
+        self._out: list[Any] = []
+
+    def feed(self, data: bytes) -> list[Any]:
+        self._buf += data
+        while self._skip() if self._skipping else self._headers() if self._length is None else self._body():
+            pass
+        out, self._out = self._out, []
+        return out
+
+    def _bad(self, reason: str, resync: bool) -> bool:
+        log.warning("bad frame: %s", reason)
+        self._out.append(ParseError(reason))
+        self._skipping = resync
+        return True
+
+    def _skip(self) -> bool:
+        found = HEADER.search(self._buf)
+        drop = found.start() if found else max(0, len(self._buf) - OVERLAP)
+        del self._buf[:drop]
+        self._skipped += drop
+        if not found:
+            return False
+        if self._skipped:
+            log.warning("skipped %d bytes up to the next header", self._skipped)
+        self._skipping, self._skipped = False, 0
+        return True
+
+    def _headers(self) -> bool:
+        buf = self._buf
+        if buf.startswith(b"\n") or buf.startswith(b"\r\n"):
+            del buf[: buf.index(b"\n") + 1]  # a stray blank line between frames
+            return True
+        end = END_OF_HEADERS.search(buf)
+        if end is None:
+            if len(buf) > MAX_HEADERS:
+                return self._bad(f"no end of headers in {len(buf)} bytes", resync=True)
+            return False
+        block = bytes(buf[: end.end()])
+        del buf[: end.end()]
+        header = HEADER.search(block)
+        if header is None:
+            return self._bad("a frame without a valid Content-Length header", resync=False)
+        if not FIELDS.fullmatch(block, 0, header.start()):
+            log.warning("skipped %d bytes before a header", header.start())
+        length = int(header.group(1))
+        if length > MAX_BODY:
+            return self._bad(f"a body of {length} bytes is more than the limit of {MAX_BODY}", resync=True)
+        self._length, self._scanned = length, 0
+        return True
+
+    def _body(self) -> bool:
+        buf, length = self._buf, self._length
+        assert length is not None
+        if len(buf) < length:
+            header = HEADER.search(buf, max(0, self._scanned - OVERLAP))
+            if header is None:
+                self._scanned = len(buf)
+                return False
+            del buf[: header.start()]
+            self._length = None
+            return self._bad(f"Content-Length {length} is more than the body: a header follows it", resync=False)
+        self._length = None
+        message = decode(bytes(buf[:length]))
+        if isinstance(message, ParseError):  # search again from the body's start for the next header
+            return self._bad(message.reason, resync=True)
+        del buf[:length]
+        self._out.append(message)
+        return True
+
+
+async def read_messages(read: Callable[[int], Awaitable[bytes]]) -> AsyncIterator[Any]:
+    """The messages of a byte stream, until it ends (`read` returns b"")."""
+    frames = Frames()
+    while chunk := await read(CHUNK):
+        for message in frames.feed(chunk):
+            yield message
+
+
+def error(msg_id: Any, code: int, message: str) -> dict:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+
+
+def encode(message: dict, headers: bool = True) -> bytes:
+    """One frame (`headers`) or one WebSocket message."""
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body) if headers else body
 
 
 def send_error(protocol: Any, msg_id: Any, code: int, message: str) -> None:
-    protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+    protocol._send_data(error(msg_id, code, message))
+
+
+def valid_id(msg_id: Any) -> bool:
+    """LSP ids are integers or strings."""
+    return isinstance(msg_id, str) or type(msg_id) is int
 
 
 def _describe(exc: BaseException) -> str:
@@ -35,20 +166,25 @@ def _describe(exc: BaseException) -> str:
     return str(cause) or type(cause).__name__
 
 
-def handle_body(protocol: Any, body: bytes) -> None:
-    """Decode one message and hand it to the pygls protocol; answer what cannot be handled."""
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        log.warning("parse error: %s", exc)
-        send_error(protocol, None, -32700, f"Parse error: {exc}")
+def dispatch(protocol: Any, data: Any) -> None:
+    """Hand one decoded message to the pygls protocol; answer what cannot be handled.
+    The `exit` notification raises SystemExit through here."""
+    if isinstance(data, ParseError):
+        send_error(protocol, None, -32700, f"Parse error: {data.reason}")
         return
     if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
-        send_error(protocol, data.get("id") if isinstance(data, dict) else None, -32600,
+        msg_id = data.get("id") if isinstance(data, dict) else None
+        send_error(protocol, msg_id if valid_id(msg_id) else None, -32600,
                    "Invalid Request: expected a JSON-RPC 2.0 object")
         return
     msg_id, method = data.get("id"), data.get("method")
     is_request = "id" in data and method is not None
+    if is_request and not valid_id(msg_id):
+        send_error(protocol, None, -32600, "Invalid Request: 'id' must be an integer or a string")
+        return
+    if msg_id is not None and not valid_id(msg_id):  # a response that cannot answer anything of ours
+        log.warning("dropping a response whose id is neither an integer nor a string")
+        return
     if method is not None and not isinstance(method, str):
         send_error(protocol, msg_id, -32600, "Invalid Request: 'method' must be a string")
         return
@@ -68,33 +204,3 @@ def handle_body(protocol: Any, body: bytes) -> None:
         log.exception("failed to handle %s", method)
         if is_request:
             send_error(protocol, msg_id, -32603, f"Internal error while handling {method}")
-
-
-async def read_frames(reader: AsyncReader, protocol: Any) -> None:
-    """Content-Length framed messages until end of stream."""
-    while True:
-        length: int | None = None
-        while True:
-            line = await reader.readline()
-            if not line:
-                return  # end of stream
-            if line in (b"\r\n", b"\n"):
-                break
-            name, sep, value = line.decode("ascii", errors="replace").partition(":")
-            if not sep:
-                log.warning("ignoring malformed header line %r", line[:80])
-                continue
-            if name.strip().lower() == "content-length":
-                try:
-                    length = int(value.strip())
-                except ValueError:
-                    log.warning("ignoring bad Content-Length %r", value.strip()[:40])
-        if length is None or length < 0 or length > MAX_BODY:
-            if length is not None:
-                log.warning("refusing a frame of %s bytes", length)
-            send_error(protocol, None, -32700, "Parse error: a frame without a valid Content-Length header")
-            continue
-        body = await reader.readexactly(length) if length else b""
-        if len(body) < length:
-            return  # stream ended inside a frame
-        handle_body(protocol, body)
