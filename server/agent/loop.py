@@ -15,8 +15,7 @@ import anyio
 from protocol import ApprovalRequest, MessageDelta, MessageUpdate, ToolCallUpdate, ToolError, TurnEnded, TurnStarted
 
 from ..errors import Denied
-from ..prompt import ordered_tools, params_schema
-from ..providers import ChatMessage, ModelError, ModelRequest, ToolCallRequest, ToolSchema
+from ..providers import ModelError, ModelRequest, ToolCallRequest
 from ..providers.xmlcalls import XmlCallParser
 from ..state import StoredMessage
 from ..state.store import new_id
@@ -155,7 +154,7 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
     request = ModelRequest(
         system=task.prompt.text,
         messages=tuple(turn.session.histories.get(turn.history_id).messages),
-        tools=tuple(ToolSchema(t.name, t.description, params_schema(t.params)) for t in ordered_tools(task.tools)),
+        tools=task.tool_schemas,
     )
     reply = await task.model.complete(request, on_text)
     rest = parser.finish()

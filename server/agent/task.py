@@ -11,8 +11,8 @@ from functools import cached_property
 from protocol import Model, ModelsConfig, TaskInfo, TaskModel
 
 from ..modes import Mode
-from ..prompt import PromptContext, SystemPrompt, build_prompt
-from ..providers import ModelClient, ModelLimits, ScriptCursor, open_model
+from ..prompt import PromptContext, SystemPrompt, build_prompt, ordered_tools, params_schema
+from ..providers import ModelClient, ModelLimits, ScriptCursor, ToolSchema, open_model
 from ..state.store import new_id
 
 
@@ -37,6 +37,11 @@ class Task:
     @cached_property
     def prompt(self) -> SystemPrompt:
         return build_prompt(self.context)
+
+    @cached_property
+    def tool_schemas(self) -> tuple[ToolSchema, ...]:
+        """The enabled tools as the model is told of them, in the registry's order."""
+        return tuple(ToolSchema(t.name, t.description, params_schema(t.params)) for t in ordered_tools(self.tools))
 
     def info(self) -> TaskInfo:
         c = self.model_config

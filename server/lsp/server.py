@@ -67,6 +67,16 @@ class ModusProtocol(LanguageServerProtocol):
         else:
             log.info("dropping %s: it came before 'initialize'", method)
 
+    def _run_generator(self, future, *, gen, result_future):
+        """pygls runs what a generator handler yields under a made-up id in `_request_futures`
+        and never takes it out: every yield to a coroutine would leak its future and result.
+        Once it is done, it goes (the few pending entries are searched by identity)."""
+        if future is not None:
+            key = next((k for k, f in self._request_futures.items() if f is future), None)
+            if key is not None:
+                del self._request_futures[key]
+        super()._run_generator(future, gen=gen, result_future=result_future)
+
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):
         self.initialize_received = True

@@ -269,6 +269,7 @@ def _open(target: str) -> sqlite3.Connection:
         db.execute("SELECT count(*) FROM meta").fetchone()
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA cache_size=-256")  # KiB: appends and the newest rows are what it serves
     except BaseException:
         db.close()
         raise
