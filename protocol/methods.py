@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from importlib import import_module
+from typing import TYPE_CHECKING, NamedTuple
 
-from pydantic import BaseModel
-
-from . import models as m
 from .names import *  # noqa: F401,F403
 from .names import (
     CHAT_CANCEL,
@@ -23,21 +21,35 @@ from .names import (
 )
 
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+
 class Request(NamedTuple):
-    params: type[BaseModel]
-    result: type[BaseModel]
+    """A request's params and result models, by name: a model is loaded when it is first used."""
+
+    params_name: str
+    result_name: str
+
+    @property
+    def params(self) -> type[BaseModel]:
+        return getattr(import_module(__package__), self.params_name)
+
+    @property
+    def result(self) -> type[BaseModel]:
+        return getattr(import_module(__package__), self.result_name)
 
 
 REQUESTS: dict[str, Request] = {
-    STATE: Request(m.EmptyParams, m.State),
-    MODES_LIST: Request(m.EmptyParams, m.ModesListResult),
-    MODES_SWITCH: Request(m.ModesSwitchParams, m.State),
-    PHASE_SET: Request(m.PhaseSetParams, m.State),
-    CHAT_SEND: Request(m.ChatSendParams, m.ChatSendResult),
-    CHAT_CANCEL: Request(m.ConversationParams, m.ChatCancelResult),
-    CHAT_HISTORY: Request(m.ConversationParams, m.ChatHistoryResult),
-    PROMPT_GET: Request(m.PromptGetParams, m.PromptGetResult),
-    PLAN_APPROVE: Request(m.PlanDecisionParams, m.State),
-    PLAN_REJECT: Request(m.PlanDecisionParams, m.State),
-    TODOS_GET: Request(m.TodosGetParams, m.TodosGetResult),
+    STATE: Request("EmptyParams", "State"),
+    MODES_LIST: Request("EmptyParams", "ModesListResult"),
+    MODES_SWITCH: Request("ModesSwitchParams", "State"),
+    PHASE_SET: Request("PhaseSetParams", "State"),
+    CHAT_SEND: Request("ChatSendParams", "ChatSendResult"),
+    CHAT_CANCEL: Request("ConversationParams", "ChatCancelResult"),
+    CHAT_HISTORY: Request("ConversationParams", "ChatHistoryResult"),
+    PROMPT_GET: Request("PromptGetParams", "PromptGetResult"),
+    PLAN_APPROVE: Request("PlanDecisionParams", "State"),
+    PLAN_REJECT: Request("PlanDecisionParams", "State"),
+    TODOS_GET: Request("TodosGetParams", "TodosGetResult"),
 }

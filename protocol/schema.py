@@ -12,20 +12,24 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic.json_schema import models_json_schema
 
-from . import methods, models
+from . import messages, methods, models
 
 REF = "#/$defs/{model}"
 
 
 def wire_models() -> list[type[models.Wire]]:
-    return [
-        value
-        for value in vars(models).values()
-        if isinstance(value, type)
-        and issubclass(value, models.Wire)
-        and value not in (models.Wire, models.Input)
-        and not value.__name__.startswith("_")
-    ]
+    """Every model of the contract, in the order the modules define them."""
+    found: dict[str, type[models.Wire]] = {}
+    for module in (models, messages):
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, models.Wire)
+                and value not in (models.Wire, models.Input)
+                and not value.__name__.startswith("_")
+            ):
+                found.setdefault(value.__name__, value)
+    return list(found.values())
 
 
 def _sent_by_server(cls: type[models.Wire], schema: dict[str, Any]) -> None:
@@ -52,7 +56,7 @@ def json_schema() -> dict[str, Any]:
     for cls in classes:
         if not cls.client_sent and cls.__name__ in defs:
             _sent_by_server(cls, defs[cls.__name__])
-    update = TypeAdapter(models.Update).json_schema(mode="serialization", by_alias=True, ref_template=REF)
+    update = TypeAdapter(messages.Update).json_schema(mode="serialization", by_alias=True, ref_template=REF)
     update.pop("$defs", None)
     defs["Update"] = update
     return {
@@ -63,7 +67,7 @@ def json_schema() -> dict[str, Any]:
         "properties": {name: {"$ref": REF.format(model=name)} for name in sorted(defs)},
         "x-protocolVersion": methods.PROTOCOL_VERSION,
         "x-requests": {
-            name: {"params": req.params.__name__, "result": req.result.__name__}
+            name: {"params": req.params_name, "result": req.result_name}
             for name, req in methods.REQUESTS.items()
         },
         "x-notifications": {methods.UPDATE: "Update"},

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
 import logging
 import os
 import sys
+import types
+from typing import TYPE_CHECKING
 from pathlib import Path
 
-from . import ADDED_ENV, __version__
+from . import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 
 #: While the server starts, the cyclic garbage collector runs less often: start-up makes a great
@@ -21,12 +25,21 @@ DEFAULT_GC = gc.get_threshold()
 
 
 def _lean_start() -> None:
-    """No pydantic plugin runs in a process that holds the user's keys and code, so their
-    discovery (an entry-point scan) is skipped; and the garbage collector waits (START_GC)."""
+    """The garbage collector waits while the server starts (START_GC); and pydantic runs no
+    plugin here (see _no_pydantic_plugins)."""
     gc.set_threshold(*START_GC)
-    if "PYDANTIC_DISABLE_PLUGINS" not in os.environ:
-        os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-        ADDED_ENV.add("PYDANTIC_DISABLE_PLUGINS")
+    _no_pydantic_plugins()
+
+
+def _no_pydantic_plugins() -> None:
+    """No pydantic plugin (an observability hook, say) runs in a process that holds the user's
+    keys and code. pydantic looks for plugins with its first validator, through a module that
+    imports importlib.metadata (email, zipfile, csv...: 12 ms and 2.5 MB at start-up) even when
+    PYDANTIC_DISABLE_PLUGINS switches them off: that module is given here as one that finds none.
+    (tests/test_lsp_protocol.py checks that pydantic's own module still looks like this one.)"""
+    loader = types.ModuleType("pydantic.plugin._loader", "Modus: no pydantic plugins in this process.")
+    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
+    sys.modules.setdefault(loader.__name__, loader)
 
 
 def started() -> None:
@@ -40,13 +53,15 @@ def _address(value: str) -> tuple[str, int]:
     """`[HOST:]PORT`; loopback when no host is given. IPv6 hosts go in brackets: `[::1]:2087`."""
     host, _, port = value.rpartition(":")
     if not port.isdigit() or int(port) > 65535:
+        import argparse
+
         raise argparse.ArgumentTypeError(f"expected [HOST:]PORT, got {value!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def _token(args, parser: argparse.ArgumentParser):
     """The token the user gave (--token-file, else $MODUS_TOKEN), or a new one."""
-    from .lsp.run import Token
+    from .lsp.listen import Token
 
     if args.token_file is not None:
         path: Path = args.token_file
@@ -65,6 +80,11 @@ def _token(args, parser: argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # what editors run: stdio, the default; no argument parser needed to start it
+        return _serve_stdio("info")
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="modus",
         description="Modus: a language server (LSP over stdio by default) for mode-aware coding agents.",
@@ -100,15 +120,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.token_file is not None and not (args.tcp or args.ws):
         parser.error("--token-file applies to --tcp and --ws only (stdio needs no token)")
 
+    if not (args.tcp or args.ws):
+        return _serve_stdio(args.log_level)
     _lean_start()
-    from .lsp import serve_stdio, serve_tcp, serve_ws
+    from .lsp.listen import serve_tcp, serve_ws
     from .lsp.run import configure_logging
 
     configure_logging(args.log_level)
     if args.tcp:
         return serve_tcp(*args.tcp, _token(args, parser))
-    if args.ws:
-        return serve_ws(*args.ws, _token(args, parser), args.allow_origin or [])
+    return serve_ws(*args.ws, _token(args, parser), args.allow_origin or [])
+
+
+def _serve_stdio(log_level: str) -> int:
+    _lean_start()
+    from .lsp.run import configure_logging, serve_stdio
+
+    configure_logging(log_level)
     return serve_stdio()
 
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Callable, Literal, NamedTuple, Protocol, Sequence
-
-from protocol import ApprovalRequest, ApprovalResponse
+from typing import TYPE_CHECKING, Callable, Literal, NamedTuple, Protocol, Sequence
 
 from .modes import Diagnostic
 from .workspace import WorkspacePath
+
+if TYPE_CHECKING:
+    from protocol import ApprovalRequest, ApprovalResponse
 
 
 class FileChange(NamedTuple):

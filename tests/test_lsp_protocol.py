@@ -47,3 +47,30 @@ async def test_a_generator_handler_that_waits_leaves_nothing_behind():
     answers = {m["id"]: m["result"] for m in sink.messages if m.get("id") not in (None, 0)}
     assert answers == {n: {"n": n} for n in range(1, 51)}
     assert server.protocol._request_futures == {}
+
+
+def test_pydantic_s_plugin_loader_is_what_the_server_replaces():
+    """server.cli gives pydantic a plugin loader that finds no plugin: pydantic's own must still
+    be a module `pydantic.plugin._loader` whose `get_plugins()` takes nothing and is all that
+    pydantic takes from it. A pydantic that changes this fails here, not in a user's session."""
+    import inspect
+
+    import pydantic.plugin._loader as loader
+    import pydantic.plugin._schema_validator as user
+
+    assert inspect.signature(loader.get_plugins).parameters == {}
+    assert "from ._loader import get_plugins" in inspect.getsource(user)
+    assert "_loader." not in inspect.getsource(user)
+
+
+def test_the_server_process_runs_no_pydantic_plugin(tmp_path):
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from server import cli; cli._no_pydantic_plugins();"
+        "from protocol import Settings; Settings();"
+        "print('importlib.metadata' in sys.modules, list(sys.modules['pydantic.plugin._loader'].get_plugins()))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert out.stdout.split() == ["False", "[]"]

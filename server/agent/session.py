@@ -14,24 +14,8 @@ from typing import TYPE_CHECKING, AsyncIterator
 import anyio
 from anyio.abc import TaskGroup
 
-from protocol import (
-    AgentConfig,
-    ChatHistoryResult,
-    ChatSendParams,
-    ChatSendResult,
-    HistoryMessage,
-    MessageUpdate,
-    ModeChanged,
-    ModeInfo,
-    ModeRef,
-    ModesListResult,
-    PlanInfo,
-    PromptGetParams,
-    PromptGetResult,
-    PromptSection,
-    Settings,
-    State,
-)
+import protocol  # the messages (protocol.messages) load with the first one used
+from protocol import AgentConfig, ModeRef, PlanInfo, Settings, State
 
 from ..errors import BadRequest, ToolError
 from ..host import Host
@@ -46,6 +30,8 @@ from .history import Histories
 from .task import Task, build_task, enabled_tools
 
 if TYPE_CHECKING:
+    from protocol import ChatHistoryResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
+
     from ..tools import ToolContext
 
 log = logging.getLogger(__name__)
@@ -290,7 +276,7 @@ class Session:
         self.store.set_meta(mode=mode.slug)
         task = self._build(agent, mode, replaces=current)
         self.host.publish(
-            ModeChanged(
+            protocol.ModeChanged(
                 conversation_id=self.conversation_id,
                 agent=agent,
                 task_id=task.id,
@@ -332,18 +318,18 @@ class Session:
             raise BadRequest(f"agent: unknown agent: {agent}")
         context = self._prompt_context(mode, params.phase or self.phase, agent)
         prompt = build_prompt(context)
-        return PromptGetResult(
+        return protocol.PromptGetResult(
             text=prompt.text,
-            sections=[PromptSection(id=s.id, text=s.text) for s in prompt.sections],
+            sections=[protocol.PromptSection(id=s.id, text=s.text) for s in prompt.sections],
             tools=[t.name for t in ordered_tools(context.tools)],
             environment_details=environment_details(mode, context.phase, self.workspace.root),
         )
 
     def list_modes(self) -> ModesListResult:
-        return ModesListResult(
+        return protocol.ModesListResult(
             current=self.mode_slug,
             modes=[
-                ModeInfo(
+                protocol.ModeInfo(
                     slug=m.slug,
                     name=m.name,
                     description=m.description,
@@ -369,9 +355,9 @@ class Session:
                 self.store.set_meta(conversation=cid)
         agent = self.responder(cid)
         message = self._add_user_message(cid, text, self.task_for(agent))
-        self.host.publish(MessageUpdate(conversation_id=cid, role="user", text=text))
+        self.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=text))
         await self._wake(cid, agent)
-        return ChatSendResult(conversation_id=cid, message_id=message.id, text=text, dispatched=[agent], mentions=[])
+        return protocol.ChatSendResult(conversation_id=cid, message_id=message.id, text=text, dispatched=[agent], mentions=[])
 
     def _add_user_message(self, cid: str, text: str, task: Task, **metadata) -> StoredMessage:
         """A user message, with the environment_details block the model gets with it."""
@@ -402,9 +388,9 @@ class Session:
     def history(self, conversation_id: str) -> ChatHistoryResult:
         if not self.store.conversation_exists(conversation_id):
             raise BadRequest(f"conversationId: unknown conversation: {conversation_id}")
-        return ChatHistoryResult(
+        return protocol.ChatHistoryResult(
             messages=[
-                HistoryMessage(id=m.id, role=m.role, agent=m.agent, text=m.text, metadata=m.metadata)
+                protocol.HistoryMessage(id=m.id, role=m.role, agent=m.agent, text=m.text, metadata=m.metadata)
                 for m in self.store.messages(conversation_id)
             ]
         )

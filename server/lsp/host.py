@@ -16,12 +16,15 @@ from urllib.parse import unquote
 
 from pygls.uris import from_fs_path
 
-from protocol import ApprovalRequest, ApprovalResponse, methods
+import protocol
+from protocol import names
 
 from ..host import EditOutcome, FileChange
 from ..modes import Diagnostic
 
 if TYPE_CHECKING:
+    from protocol import ApprovalRequest, ApprovalResponse
+
     from .server import ModusServer
 
 log = logging.getLogger(__name__)
@@ -59,7 +62,7 @@ class LspHost:
     # ---------------------------------------------------------- updates and messages
 
     def publish(self, update) -> None:
-        self.server.protocol.notify(methods.UPDATE, update.wire())
+        self.server.protocol.notify(names.UPDATE, update.wire())
 
     def show_message(self, level: str, text: str) -> None:
         kind = {"error": lsp.MessageType.Error, "warning": lsp.MessageType.Warning}.get(level, lsp.MessageType.Info)
@@ -93,12 +96,12 @@ class LspHost:
 
     async def request_approval(self, request: ApprovalRequest) -> ApprovalResponse:
         if self.renders_approvals:
-            answer = await self._request(methods.APPROVAL, request.wire())
+            answer = await self._request(names.APPROVAL, request.wire())
             try:
-                return ApprovalResponse.model_validate(answer)
+                return protocol.ApprovalResponse.model_validate(answer)
             except ValidationError as exc:
                 log.warning("invalid answer to modus/approval: %s", exc.errors()[0]["msg"])
-                return ApprovalResponse(decision="deny", feedback="The editor's answer to the approval was invalid.")
+                return protocol.ApprovalResponse(decision="deny", feedback="The editor's answer to the approval was invalid.")
         text = request.title if not request.detail else f"{request.title}\n\n{request.detail}"
         params = lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Info,
@@ -107,7 +110,7 @@ class LspHost:
         )
         choice = await self._request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, params)
         title = choice.get("title") if isinstance(choice, dict) else getattr(choice, "title", None)
-        return ApprovalResponse(decision="approve" if title == APPROVE else "deny")
+        return protocol.ApprovalResponse(decision="approve" if title == APPROVE else "deny")
 
     async def _request(self, method: str, params):
         """A request to the client; if the turn is cancelled meanwhile, the client is told."""

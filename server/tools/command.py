@@ -15,7 +15,6 @@ from pydantic import Field
 if TYPE_CHECKING:
     from ..workspace import WorkspacePath
 
-from .. import ADDED_ENV
 from .base import Params, Prepared, ToolContext, ToolSpec
 from ..errors import ToolError
 
@@ -60,7 +59,6 @@ async def run_command(command: str, cwd: str, timeout: float) -> tuple[int | Non
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        env={k: v for k, v in os.environ.items() if k not in ADDED_ENV},
     )
 
     async def read() -> None:

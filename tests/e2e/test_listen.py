@@ -21,7 +21,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from server.lsp.run import Listener, Token
+from server.lsp.listen import Listener, Token
 
 WAIT = 30  # seconds: a bound on every wait, so that a missing answer fails instead of hanging
 

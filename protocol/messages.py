@@ -1,0 +1,255 @@
+"""The payloads of the wire contract (PROTOCOL.md) beyond the settings and the state: the
+requests and their results, the `modus/update` notifications, approvals and command arguments.
+Loaded with the first of them a session uses (models.py: what it starts with).
+"""
+
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import Field
+
+from .models import GroupEntry, Input, ModeSource, Opt, Phase, PlanState, Wire
+
+# ---------------------------------------------------------------- requests, client -> server
+
+
+class ModesSwitchParams(Input):
+    slug: str
+
+
+class PhaseSetParams(Input):
+    phase: Phase
+
+
+class ChatSendParams(Input):
+    text: str
+    conversation_id: Opt[str] = None
+    owner: Opt[str] = None
+
+
+class ConversationParams(Input):
+    conversation_id: str
+
+
+class PromptGetParams(Input):
+    mode: Opt[str] = None
+    phase: Opt[Phase] = None
+    agent: Opt[str] = None
+
+
+class PlanDecisionParams(Input):
+    feedback: Opt[str] = None
+
+
+class TodosGetParams(Input):
+    agent: Opt[str] = None
+
+
+
+# ---------------------------------------------------------------- results
+
+
+class ModeInfo(Wire):
+    slug: str
+    name: str
+    description: Optional[str] = None
+    when_to_use: Optional[str] = None
+    source: ModeSource
+    groups: list[GroupEntry]
+
+
+class ModesListResult(Wire):
+    current: str
+    modes: list[ModeInfo]
+
+
+class Mention(Wire):
+    raw: str
+    kind: Literal["agent", "human"]
+    name: str
+
+
+class ChatSendResult(Wire):
+    conversation_id: str
+    message_id: str
+    text: str
+    dispatched: list[str]
+    mentions: list[Mention] = Field(default_factory=list)
+
+
+class ChatCancelResult(Wire):
+    cancelled: bool
+
+
+class HistoryMessage(Wire):
+    id: str
+    role: Literal["user", "assistant", "system", "tool"]
+    agent: Opt[str] = None
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChatHistoryResult(Wire):
+    messages: list[HistoryMessage]
+
+
+class PromptSection(Wire):
+    id: str
+    text: str
+
+
+class PromptGetResult(Wire):
+    text: str
+    sections: list[PromptSection]
+    tools: list[str]
+    environment_details: str
+
+
+class Todo(Wire):
+    id: str
+    content: str
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+    priority: Literal["high", "medium", "low"] = "medium"
+    created_at: Opt[str] = None
+    updated_at: Opt[str] = None
+
+
+class TodosGetResult(Wire):
+    agent: str
+    todos: list[Todo]
+    ansi: str
+    html: str
+
+
+# ---------------------------------------------------------------- server -> client: modus/update
+
+
+class _UpdateBase(Wire):
+    conversation_id: str
+    agent: Opt[str] = None
+    task_id: Opt[str] = None
+
+
+class TurnStarted(_UpdateBase):
+    kind: Literal["turn_started"] = "turn_started"
+    turn_id: str
+    agent: str
+    woken_by: Opt[str] = None
+
+
+class MessageDelta(_UpdateBase):
+    kind: Literal["message_delta"] = "message_delta"
+    turn_id: str
+    text: str
+
+
+class MessageUpdate(_UpdateBase):
+    kind: Literal["message"] = "message"
+    turn_id: Opt[str] = None
+    role: Literal["assistant", "user", "system"]
+    text: str
+
+
+class ToolError(Wire):
+    type: str
+    message: str
+
+
+class ToolCallUpdate(_UpdateBase):
+    kind: Literal["tool_call"] = "tool_call"
+    turn_id: str
+    tool_call_id: str
+    name: str
+    params: dict[str, Any]
+    status: Literal["pending", "running", "completed", "failed"]
+    result: Opt[str] = None
+    error: Opt[ToolError] = None
+
+
+class ModeChanged(_UpdateBase):
+    kind: Literal["mode_changed"] = "mode_changed"
+    from_: str = Field(alias="from")
+    to: str
+    task_id: str
+    reason: Opt[str] = None
+    by: Literal["user", "model"]
+
+
+class PhaseChanged(_UpdateBase):
+    kind: Literal["phase_changed"] = "phase_changed"
+    from_: Phase = Field(alias="from")
+    to: Phase
+    task_id: str
+
+
+class PlanUpdate(_UpdateBase):
+    kind: Literal["plan"] = "plan"
+    state: PlanState
+    plan: Opt[dict[str, Any]] = None
+    markdown: Opt[str] = None
+    completed_steps: list[str] = Field(default_factory=list)
+
+
+class TodosUpdate(_UpdateBase):
+    kind: Literal["todos"] = "todos"
+    agent: str
+    todos: list[Todo]
+
+
+class TurnEnded(_UpdateBase):
+    kind: Literal["turn_ended"] = "turn_ended"
+    turn_id: str
+    agent: str
+    outcome: Literal["completed", "failed", "cancelled", "awaiting_user"]
+
+
+Update = Annotated[
+    Union[
+        TurnStarted,
+        MessageDelta,
+        MessageUpdate,
+        ToolCallUpdate,
+        ModeChanged,
+        PhaseChanged,
+        PlanUpdate,
+        TodosUpdate,
+        TurnEnded,
+    ],
+    Field(discriminator="kind"),
+]
+
+
+# ---------------------------------------------------------------- server -> client: modus/approval
+
+
+class ApprovalRequest(Wire):
+    #: `continue`: the turn reached maxRequestsPerTurn; approving lets it go on.
+    kind: Literal["switch_mode", "tool", "plan", "subtask", "continue"]
+    title: str
+    detail: str
+    tool: Opt[str] = None
+    params: Opt[dict[str, Any]] = None
+    agent: Opt[str] = None
+    from_: Opt[str] = Field(default=None, alias="from")
+    to: Opt[str] = None
+    reason: Opt[str] = None
+
+
+class ApprovalResponse(Input):
+    decision: Literal["approve", "deny", "revise"]
+    feedback: Opt[str] = None
+
+
+# ---------------------------------------------------------------- commands (workspace/executeCommand)
+
+
+class PlanSelectionArgs(Input):
+    uri: str
+    range: dict[str, Any]
+    goal: Opt[str] = None
+
+
+class StartInModeArgs(Input):
+    mode: str
+    uri: str
+    range: dict[str, Any]
+    prompt: str
