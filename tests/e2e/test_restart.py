@@ -79,3 +79,4 @@ async def test_a_corrupt_database_is_reported_and_replaced(workspace: Path, tmp_
         assert state_now["mode"]["slug"] == "code"
     finally:
         await editor.stop()
+
