@@ -116,11 +116,12 @@ class Session:
         self._tg: TaskGroup | None = None
         self._started: anyio.Event | None = None
         self._conversations: dict[str, ConversationRuntime] = {}
-        # back where the workspace was: mode, phase, conversation
-        # a custom mode is known once the mode files are read (refresh)
-        self.mode_slug = self.store.get_meta("mode", DEFAULT_MODE) or DEFAULT_MODE
+        # what the repository holds (modes files, rules) is read by refresh(), off the loop
         self.rules = Rules()
+        self._refreshed = False
         self._refresh_lock = anyio.Lock()
+        # back where the workspace was: mode (checked once the modes files are read), phase, conversation
+        self.mode_slug = self.store.get_meta("mode", DEFAULT_MODE) or DEFAULT_MODE
         self.phase = self.store.get_meta("phase", "act") or "act"
         self.conversation_id = self.store.get_meta("conversation") or self._new_conversation()
         self._close_interrupted_turns()
@@ -159,17 +160,16 @@ class Session:
 
     def stale(self) -> bool:
         """Whether refresh() has anything to read again (a few stat calls)."""
-        return not self.rules.seen or self.rules.changed() or bool(self.modes.stale())
+        return not self._refreshed or self.rules.changed() or bool(self.modes.stale())
 
     async def refresh(self) -> None:
         """Read again what the repository holds and has changed since (mode files, rules): off
         the event loop, bounded in size and time. Finding out costs a few stat calls; run it
         before anything that uses modes or rules."""
         async with self._refresh_lock:
-            first = not self.rules.seen
             await self.modes.refresh_off_loop()
-            if first and self.modes.get(self.mode_slug) is None:
-                self.mode_slug = DEFAULT_MODE  # the saved mode is gone from the mode files
+            if not self._refreshed and self.modes.get(self.mode_slug) is None:
+                self.mode_slug = DEFAULT_MODE  # the saved mode is gone from the modes files
             if self.rules.changed():
                 try:
                     rules = await off_loop(load_rules, self.workspace.root)
@@ -182,6 +182,7 @@ class Session:
                 if rules.files != self.rules.files:
                     self.generation += 1  # tasks get the new rules in their prompt
                 self.rules = rules
+            self._refreshed = True
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator["Session"]:
