@@ -97,7 +97,8 @@ async def run_loop(turn: Turn) -> tuple[str, str | None]:
                 return "cancelled", None
             requests = 0
         requests += 1
-        await turn.session.refresh()
+        if turn.session.stale():
+            await turn.session.refresh()
         task = turn.session.task_for(turn.agent)
         calls = await _ask_model(turn, task)
         if not calls:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
+log = logging.getLogger(__name__)
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -68,8 +70,6 @@ class StoredMessage:
     agent: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 
-
-log = logging.getLogger(__name__)
 
 DB_NAME = "modus.sqlite3"
 _CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
