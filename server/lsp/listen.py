@@ -22,11 +22,16 @@ from pygls.io_ import WebSocketWriter
 
 from .run import _run, attend
 from .server import ModusServer
-from .transport import MAX_BODY, decode, encode, error, read_messages, valid_id
+from .transport import MAX_BODY, Frames, decode, encode, error, read_messages, valid_id
 
 log = logging.getLogger(__name__)
 
 AUTH_DEADLINE = 10.0  # seconds a connection has to authenticate before it is closed
+#: Until it authenticates, a connection may send no larger message (an `initialize` is a few
+#: KiB), and no more than this many connections wait to authenticate: a local user without the
+#: token can make the server hold little.
+PRE_AUTH_BODY = 1024 * 1024
+MAX_WAITING = 16
 SUBPROTOCOL = "modus.token."
 BUSY = "Modus already serves a client on this address"
 REFUSED = -32000  # the error code of an unauthorized or second client
@@ -85,6 +90,8 @@ class Link(Protocol):
     hint: str  # how a client passes the token on this transport
 
     def messages(self) -> AsyncIterator[Any]: ...
+    def trust(self) -> None:
+        """Authenticated: messages up to MAX_BODY from now on (PRE_AUTH_BODY before)."""
     async def send(self, data: bytes) -> None: ...
     async def close(self) -> None: ...
     def abort(self) -> None: ...
@@ -110,6 +117,7 @@ class Listener:
         self.busy = False
         self.exit_code: int | None = None
         self.stopped = asyncio.Event()
+        self.waiting = 0  # connections that have not authenticated yet
         self._links: dict[asyncio.Task, Link] = {}
 
     def refusal(self, first: Any, hint: str) -> str | None:
@@ -147,12 +155,18 @@ class Listener:
         messages = link.messages()
         first: list[Any] = []
         if not link.authenticated:
+            if self.waiting >= MAX_WAITING:
+                log.warning("closing a connection: %d others are waiting to authenticate", self.waiting)
+                return
+            self.waiting += 1
             try:
                 async with asyncio.timeout(self.deadline):
                     message = await anext(messages, _END)
             except TimeoutError:
                 log.info("closing a connection that did not authenticate within %g s", self.deadline)
                 return
+            finally:
+                self.waiting -= 1
             if message is _END:
                 return
             if problem := self.refusal(message, link.hint):
@@ -160,6 +174,7 @@ class Listener:
                 await link.send(encode(error(request_id(message), REFUSED, problem), link.headers))
                 return
             first.append(message)
+        link.trust()
         if self.busy:
             log.warning("refused a second client: %s", BUSY)
             await link.send(encode(error(None, REFUSED, BUSY), link.headers))
@@ -226,9 +241,13 @@ class _TcpLink:
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self.reader, self.writer = reader, writer
+        self.frames = Frames(PRE_AUTH_BODY)
 
     def messages(self) -> AsyncIterator[Any]:
-        return read_messages(self.reader.read)
+        return read_messages(self.reader.read, self.frames)
+
+    def trust(self) -> None:
+        self.frames.max_body = MAX_BODY
 
     async def send(self, data: bytes) -> None:
         self.writer.write(data)
@@ -281,6 +300,8 @@ class _WsLink:
         self.connection = connection
         self.writer = _WsWriter(connection)
         self.authenticated = _handshake_token(connection) is not None  # a wrong one got 401
+        if not self.authenticated:  # websockets refuses a larger message (1009) and closes
+            connection.protocol.max_message_size = PRE_AUTH_BODY
 
     async def messages(self) -> AsyncIterator[Any]:
         from websockets.exceptions import ConnectionClosed
@@ -291,6 +312,9 @@ class _WsLink:
             except ConnectionClosed:
                 return
             yield decode(data)
+
+    def trust(self) -> None:
+        self.connection.protocol.max_message_size = MAX_BODY
 
     async def send(self, data: bytes) -> None:
         await self.connection.send(data)

@@ -56,7 +56,9 @@ class Frames:
     or too large by less than a header) is searched again from its start for the next header.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_body: int = MAX_BODY) -> None:
+        #: The largest body accepted; a network connection starts lower, until it authenticates.
+        self.max_body = max_body
         self._buf = bytearray()
         self._length: int | None = None  # of the body being read; None while reading headers
         self._scanned = 0  # bytes of that body already searched for a header
@@ -107,8 +109,8 @@ class Frames:
         if not FIELDS.fullmatch(block, 0, header.start()):
             log.warning("skipped %d bytes before a header", header.start())
         length = int(header.group(1))
-        if length > MAX_BODY:
-            return self._bad(f"a body of {length} bytes is more than the limit of {MAX_BODY}", resync=True)
+        if length > self.max_body:
+            return self._bad(f"a body of {length} bytes is more than the limit of {self.max_body}", resync=True)
         self._length, self._scanned = length, 0
         return True
 
@@ -132,9 +134,9 @@ class Frames:
         return True
 
 
-async def read_messages(read: Callable[[int], Awaitable[bytes]]) -> AsyncIterator[Any]:
+async def read_messages(read: Callable[[int], Awaitable[bytes]], frames: Frames | None = None) -> AsyncIterator[Any]:
     """The messages of a byte stream, until it ends (`read` returns b"")."""
-    frames = Frames()
+    frames = frames or Frames()
     while chunk := await read(CHUNK):
         for message in frames.feed(chunk):
             yield message

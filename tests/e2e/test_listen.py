@@ -392,3 +392,43 @@ def test_sigterm_stops_the_server_and_removes_the_token_file(tmp_path, listen):
     server.proc.send_signal(signal.SIGTERM)
     assert server.wait() == 0
     assert not token_file.exists()
+
+
+async def test_connections_waiting_to_authenticate_are_bounded_in_number_and_size(caplog):
+    """A local user without the token can make the server hold little: a first message larger
+    than PRE_AUTH_BODY is refused, and past MAX_WAITING waiting connections a new one is closed."""
+    from server.lsp.listen import MAX_WAITING, PRE_AUTH_BODY
+
+    listener = Listener(Token("secret"), deadline=WAIT)
+    server = await asyncio.start_server(listener.serve_tcp, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        big = await asyncio.open_connection("127.0.0.1", port)
+        big[1].write(b"Content-Length: %d\r\n\r\n" % (PRE_AUTH_BODY + 1))  # and not one byte of it
+        answer = await asyncio.wait_for(big[0].read(), WAIT)  # refused at the header, then closed
+        assert b"Unauthorized" in answer
+        assert f"more than the limit of {PRE_AUTH_BODY}" in caplog.text
+        waiting = [await asyncio.open_connection("127.0.0.1", port) for _ in range(MAX_WAITING)]
+        async with asyncio.timeout(WAIT):
+            while listener.waiting < MAX_WAITING:
+                await asyncio.sleep(0.01)
+        extra_reader, extra_writer = await asyncio.open_connection("127.0.0.1", port)
+        assert await asyncio.wait_for(extra_reader.read(), WAIT) == b""  # closed at once
+        for _, writer in [*waiting, big]:
+            writer.close()
+        extra_writer.close()
+        await listener.close_all()
+
+
+def test_a_websocket_message_before_the_token_is_bounded_too(tmp_path, listen):
+    from server.lsp.listen import PRE_AUTH_BODY
+
+    server = listen("ws")
+    stranger = server.peer()
+    stranger.ws.send(b"x" * (PRE_AUTH_BODY + 1))
+    assert stranger.receive() is None  # closed: message too big (1009)
+    assert stranger.ws.close_code == 1009
+    client = server.peer().attach(workspace(tmp_path, "ws"), server.token)
+    big = "y" * (2 * PRE_AUTH_BODY)  # after the token, a large message is fine
+    answer = client.request(1, "modus/prompt/get", {"mode": "code", "phase": "act", "agent": "modus", "padding": big})
+    assert answer["result"]["text"]
