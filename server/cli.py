@@ -2,51 +2,17 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sys
-import types
 from typing import TYPE_CHECKING
 from pathlib import Path
 
 from . import __version__
+from .startup import lean_start
 
 if TYPE_CHECKING:
     import argparse
-
-
-#: While the server starts, the cyclic garbage collector runs less often: start-up makes a great
-#: many objects that all live for good (classes, modules), and collecting young garbage every
-#: 700 allocations costs more than the little it finds. (Switching it off would keep that
-#: garbage, several MB, for good.)
-START_GC = (5000, 50, 1000)
-DEFAULT_GC = gc.get_threshold()
-
-
-def _lean_start() -> None:
-    """The garbage collector waits while the server starts (START_GC); and pydantic runs no
-    plugin here (see _no_pydantic_plugins)."""
-    gc.set_threshold(*START_GC)
-    _no_pydantic_plugins()
-
-
-def _no_pydantic_plugins() -> None:
-    """No pydantic plugin (an observability hook, say) runs in a process that holds the user's
-    keys and code. pydantic looks for plugins with its first validator, through a module that
-    imports importlib.metadata (email, zipfile, csv...: 12 ms and 2.5 MB at start-up) even when
-    PYDANTIC_DISABLE_PLUGINS switches them off: that module is given here as one that finds none.
-    (tests/test_lsp_protocol.py checks that pydantic's own module still looks like this one.)"""
-    loader = types.ModuleType("pydantic.plugin._loader", "Modus: no pydantic plugins in this process.")
-    loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
-    sys.modules.setdefault(loader.__name__, loader)
-
-
-def started() -> None:
-    """The end of start-up (the session runs): what exists now lives for good (gc.freeze), and
-    the garbage collector goes back to its usual pace."""
-    gc.freeze()
-    gc.set_threshold(*DEFAULT_GC)
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -122,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not (args.tcp or args.ws):
         return _serve_stdio(args.log_level)
-    _lean_start()
+    lean_start()
     from .lsp.listen import serve_tcp, serve_ws
     from .lsp.run import configure_logging
 
@@ -133,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve_stdio(log_level: str) -> int:
-    _lean_start()
+    lean_start()
     from .lsp.run import configure_logging, serve_stdio
 
     configure_logging(log_level)

@@ -50,7 +50,7 @@ async def test_a_generator_handler_that_waits_leaves_nothing_behind():
 
 
 def test_pydantic_s_plugin_loader_is_what_the_server_replaces():
-    """server.cli gives pydantic a plugin loader that finds no plugin: pydantic's own must still
+    """server.startup gives pydantic a plugin loader that finds no plugin: pydantic's own must still
     be a module `pydantic.plugin._loader` whose `get_plugins()` takes nothing and is all that
     pydantic takes from it. A pydantic that changes this fails here, not in a user's session."""
     import inspect
@@ -68,7 +68,7 @@ def test_the_server_process_runs_no_pydantic_plugin(tmp_path):
     import sys
 
     probe = (
-        "import sys; from server import cli; cli._no_pydantic_plugins();"
+        "import sys; from server import startup; startup.no_pydantic_plugins();"
         "from protocol import Settings; Settings();"
         "print('importlib.metadata' in sys.modules, list(sys.modules['pydantic.plugin._loader'].get_plugins()))"
     )

@@ -29,7 +29,7 @@ from protocol import names
 from protocol.names import Command
 
 from .. import __version__
-from ..cli import started
+from ..startup import started
 from ..errors import BadRequest
 
 if TYPE_CHECKING:
@@ -226,9 +226,6 @@ def _register(server: ModusServer) -> None:
         once when nothing is to be read again and the handler is synchronous (the common case,
         and the fast one), and yields to the coroutines that must run otherwise."""
 
-        async def refresh(session: "Session") -> None:
-            await session.refresh()
-
         async def call(session: "Session", parsed: Any):
             try:
                 return await handler(session, parsed)
@@ -242,7 +239,7 @@ def _register(server: ModusServer) -> None:
 
             parsed = validate(REQUESTS[method].params, params, method)
             if session.stale():
-                yield refresh, (session,), {}
+                yield session.refresh, (), {}
             if inspect.iscoroutinefunction(handler):
                 result = yield call, (session, parsed), {}
             else:
@@ -300,11 +297,10 @@ def _register(server: ModusServer) -> None:
         if server.session is not None:
             return
         if not server.start_session(server._initialize_params):
-            message = f"Modus could not start: {server._start_error}"
-            server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
+            server.host.show_message("error", f"could not start: {server._start_error}")
             return
         for problem in server._settings_problems:
-            server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Modus: {problem}"))
+            server.host.show_message("error", problem)
         server.session.modes.on_change = server.publish_mode_diagnostics  # the first read is on its way
         server.task_group.start_soon(_watch_mode_files, server)
 
@@ -315,7 +311,7 @@ def _register(server: ModusServer) -> None:
             return
         new, problems = read_settings(settings["modus"])
         for problem in problems:
-            server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"Modus: {problem}"))
+            server.host.show_message("error", problem)
         server.session.update_settings(new)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)

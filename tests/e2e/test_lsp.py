@@ -392,7 +392,7 @@ async def test_a_session_that_cannot_start_says_why_and_the_server_stays_up(edit
     (workspace / "not-a-dir").write_text("a file where the state folder should go")
     await editor.start({"stateDir": "not-a-dir/state"})
     await editor.wait_for(lambda: editor.client.messages)
-    assert editor.client.messages[0].message.startswith("Modus could not start: ")
+    assert editor.client.messages[0].message.startswith("Modus: could not start: ")
     for _ in range(2):  # asked twice: answered twice
         with pytest.raises(JsonRpcException) as raised:
             await editor.request(methods.STATE)
