@@ -115,8 +115,7 @@ class SdkModel:
     def failure(self, exc: Exception, events: Events) -> ModelError:
         """Whatever the SDK or the stream raised, as one line naming the model; never the key."""
         sdk = importlib.import_module(self.provider)
-        # The SDK's HTTP client (the module its Timeout comes from): Anthropic's stream raises its errors as they are.
-        http = importlib.import_module(type(sdk.DEFAULT_TIMEOUT).__module__.partition(".")[0])
+        http = importlib.import_module("httpx2")  # the SDKs' HTTP client: Anthropic's stream raises its errors as they are
         if isinstance(exc, sdk.APIStatusError):
             what = self.status(exc.status_code, exc.body, exc.message)
             if exc.status_code == 401 and self.api_key == PLACEHOLDER_KEY:
