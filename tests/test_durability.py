@@ -14,6 +14,7 @@ from protocol import ApprovalResponse
 from server.agent.session import INTERRUPTED_CALL, INTERRUPTED_TURN
 from server.state import StoredMessage
 from server.state.store import DB_NAME, Store
+from server.untrusted import Refused
 
 
 def call(name, **arguments):
@@ -98,14 +99,54 @@ def test_a_corrupt_database_is_moved_aside_and_a_fresh_one_started(tmp_path, gar
         session.close()
 
 
-def test_a_database_that_cannot_be_opened_is_not_moved(tmp_path):
+def test_a_database_that_cannot_be_opened_is_not_moved(tmp_path, monkeypatch):
     """Only a corrupt file is moved aside; any other failure is reported as it is."""
     state = tmp_path / "state"
     state.mkdir()
-    (state / DB_NAME).mkdir()  # a folder where the file should be
+    (state / DB_NAME).write_bytes(b"kept")
+    cannot = sqlite3.OperationalError("unable to open database file")
+    cannot.sqlite_errorcode = sqlite3.SQLITE_CANTOPEN
+
+    def refuse(target):
+        raise cannot
+
+    monkeypatch.setattr("server.state.store._open", refuse)
     with pytest.raises(sqlite3.OperationalError):
         Store(state)
-    assert (state / DB_NAME).is_dir()
+    assert sorted(p.name for p in state.iterdir()) == [".gitignore", DB_NAME]
+
+
+@pytest.mark.parametrize("where", [DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"])
+def test_a_database_file_that_is_a_link_is_moved_aside_and_what_it_points_to_untouched(tmp_path, where):
+    """A repository may hold `.modus/state/`: a link there would send SQLite's writes anywhere."""
+    outside = tmp_path / "outside.db"
+    outside.write_bytes(b"someone else's file")
+    state = tmp_path / "ws" / ".modus" / "state"
+    state.mkdir(parents=True)
+    (state / where).symlink_to(outside)
+    (state / ".gitignore").symlink_to(tmp_path / "planted")  # a dangling link: nothing is written through it
+    host = MemoryHost()
+    session = make_session(tmp_path / "ws", host)
+    try:
+        session.store.set_meta(mode="ask")
+        [(level, text)] = host.messages
+        assert level == "warning" and f"{where} is a symbolic link" in text
+    finally:
+        session.close()
+    assert outside.read_bytes() == b"someone else's file"
+    assert not (tmp_path / "planted").exists()
+    moved = [p for p in state.iterdir() if ".corrupt-" in p.name]
+    assert [p.is_symlink() for p in moved] == [True]
+
+
+def test_a_state_folder_that_leads_outside_is_refused(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (tmp_path / "ws" / ".modus").mkdir(parents=True)
+    (tmp_path / "ws" / ".modus" / "state").symlink_to(outside)
+    with pytest.raises(Refused, match="state folder .* leads outside the workspace .*modus.stateDir"):
+        make_session(tmp_path / "ws")
+    assert list(outside.iterdir()) == []
 
 
 async def test_a_long_turn_reads_the_store_once(tmp_path, monkeypatch):

@@ -24,7 +24,7 @@ from ..prompt import PromptContext, Rules, build_prompt, environment_details, lo
 from ..providers import ModelLimits, ScriptCursor
 from ..state import Store, StoredMessage
 from ..state.store import new_id
-from ..untrusted import Refused, off_loop
+from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
 from .history import Histories
 from .task import Task, build_task, enabled_tools
@@ -127,9 +127,16 @@ class Session:
         self._close_interrupted_turns()
 
     def _state_dir(self, settings: Settings) -> Path:
+        """The user's stateDir, else `.modus/state`: a folder of the repository, which must not
+        lead outside the workspace (a link there would have the state written anywhere)."""
         if settings.state_dir:
             return self.workspace.root / Path(settings.state_dir).expanduser()
-        return self.workspace.root / ".modus" / "state"
+        folder = self.workspace.root / ".modus" / "state"
+        try:
+            check_inside(folder, self.workspace.root)
+        except Refused as exc:
+            raise Refused(f"the state folder {folder}: {exc}; remove the link, or set modus.stateDir") from None
+        return folder
 
     def _new_conversation(self) -> str:
         cid = new_id("conv-")

@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -88,7 +89,7 @@ class Recovered(NamedTuple):
 
     def message(self) -> str:
         return (
-            f"The Modus state database {self.fresh} could not be read ({self.reason}). "
+            f"The Modus state database {self.fresh} could not be used ({self.reason}). "
             f"It was moved to {self.moved_to} (kept, not deleted) and a fresh database was started at {self.fresh}."
         )
 
@@ -101,18 +102,19 @@ class Store:
             self.db = _open(":memory:")
             return
         directory.mkdir(parents=True, exist_ok=True)
-        ignore = directory / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
+        _ignored_by_git(directory)
         path = directory / DB_NAME
+        if (reason := _not_a_plain_file(path)) is not None:  # a symlink would send SQLite's writes elsewhere
+            self.recovered = Recovered(reason, _move_aside(path), path)
         try:
             self.db = _open(str(path))
         except sqlite3.DatabaseError as exc:
             if getattr(exc, "sqlite_errorcode", None) not in _CORRUPT:
                 raise
             self.recovered = Recovered(str(exc), _move_aside(path), path)
-            log.warning("%s", self.recovered.message())
             self.db = _open(str(path))
+        if self.recovered is not None:
+            log.warning("%s", self.recovered.message())
 
     def close(self) -> None:
         self.db.close()
@@ -276,17 +278,44 @@ def _open(target: str) -> sqlite3.Connection:
     return db
 
 
+def _files(path: Path) -> list[Path]:
+    """The database and its WAL and shared-memory files."""
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def _not_a_plain_file(path: Path) -> str | None:
+    """Why SQLite must not open the database or its side files as they are, if it must not."""
+    for f in _files(path):
+        try:
+            mode = os.lstat(f).st_mode
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(mode):
+            return f"{f.name} is a symbolic link"
+        if not stat.S_ISREG(mode):
+            return f"{f.name} is not a regular file"
+    return None
+
+
+def _ignored_by_git(directory: Path) -> None:
+    """A `.gitignore` that keeps the state out of the repository; never written through a link."""
+    try:
+        fd = os.open(directory / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:  # there already, or a link: left as it is
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("*\n")
+
+
 def _move_aside(path: Path) -> Path:
-    """Rename the database (and its WAL and shared-memory files) to a free `.corrupt-<time>` name."""
+    """Rename the database and its side files (links as links) to a free `.corrupt-<time>` name."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
     n = 1
-    while target.exists():
+    while any(os.path.lexists(f) for f in _files(target)):
         n += 1
         target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
-    os.replace(path, target)
-    for suffix in ("-wal", "-shm"):
-        extra = path.with_name(path.name + suffix)
-        if extra.exists():
-            os.replace(extra, target.with_name(target.name + suffix))
+    for old, new in zip(_files(path), _files(target)):
+        if os.path.lexists(old):
+            os.replace(old, new)
     return target
