@@ -51,6 +51,19 @@ def _size(n: int) -> str:
     return f"{n // 1024} KiB" if n % 1024 == 0 and n >= 1024 else f"{n} bytes"
 
 
+Signature = tuple[int, int, int, int]
+
+
+def signature(path: Path) -> Signature | None:
+    """What tells that a file changed (time, size, inode, kind), None when there is none: a stat
+    call, cheap enough to run before every use of what was read from it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
+
+
 def check_inside(path: Path, root: Path) -> Path:
     """Where `path` really points, which must be inside `root` (itself resolved)."""
     real = Path(os.path.realpath(path))

@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 
 import platformdirs
 
-from ..untrusted import Refused, off_loop, read_text
+from ..untrusted import Refused, Signature, off_loop, read_text, signature
 from .model import BUILTIN_MODES, DEFAULT_MODE, Diagnostic, LoadResult, Mode
 
 #: A modes file larger than this is not read (Roo's own files are a few KiB).
@@ -47,12 +47,6 @@ def mode_files(workspace: Path, global_path: Path | None = None) -> tuple[ModeFi
     )
 
 
-def _signature(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 class ModeRegistry:
@@ -64,16 +58,16 @@ class ModeRegistry:
         self.files = mode_files(workspace, global_path)
         #: Called with the files that were re-read, to publish their diagnostics.
         self.on_change: Callable[[list[ModeFile]], None] | None = None
-        self._signatures: dict[Path, tuple[int, int, int] | None] = {}
+        self._signatures: dict[Path, Signature | None] = {}
         self._results: dict[Path, LoadResult] = {}
         self._modes: tuple[Mode, ...] = BUILTIN_MODES
         self._by_slug: dict[str, Mode] = {m.slug: m for m in BUILTIN_MODES}
 
-    def stale(self) -> list[tuple[ModeFile, tuple[int, int, int] | None]]:
+    def stale(self) -> list[tuple[ModeFile, Signature | None]]:
         """The files that changed since they were read, with their new signature (a few stat calls)."""
         out = []
         for f in self.files:
-            sig = _signature(f.path)
+            sig = signature(f.path)
             if f.path not in self._signatures or self._signatures[f.path] != sig:
                 out.append((f, sig))
         return out
@@ -107,7 +101,7 @@ class ModeRegistry:
             loaded.append((f, sig, result))
         return self.apply(loaded)
 
-    def apply(self, loaded: list[tuple[ModeFile, tuple[int, int, int] | None, LoadResult]]) -> list[ModeFile]:
+    def apply(self, loaded: list[tuple[ModeFile, Signature | None, LoadResult]]) -> list[ModeFile]:
         for f, sig, result in loaded:
             self._signatures[f.path] = sig
             self._results[f.path] = result

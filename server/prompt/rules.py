@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 from pathlib import Path
 
-from ..untrusted import Refused, check_inside, read_text, walk
+from ..untrusted import Refused, check_inside, read_text, signature, walk
 
 RULE_FILES = ("AGENTS.md",)
 #: Folders that hold rule folders: `rules` for every mode, `rules-<slug>` for one.
@@ -49,15 +49,9 @@ class Rules:
         return tuple(f for key in order for folder, f in self.files if folder == key)
 
     def changed(self) -> bool:
-        return not self.seen or any(_signature(path) != sig for path, sig in self.seen)
+        return not self.seen or any(signature(path) != sig for path, sig in self.seen)
 
 
-def _signature(path: Path) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
 
 
 def load_rules(root: Path) -> Rules:
@@ -111,4 +105,4 @@ def load_rules(root: Path) -> Rules:
             for path in found:
                 seen.append(path)
                 take(f"{home}/{name}", path)
-    return Rules(tuple(files), tuple(skipped), tuple((p, _signature(p)) for p in seen))
+    return Rules(tuple(files), tuple(skipped), tuple((p, signature(p)) for p in seen))

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..untrusted import Refused, load_yaml, off_loop, read_text
+from ..untrusted import Refused, Signature, load_yaml, off_loop, read_text, signature
 from .base import ModelError, ModelReply, ModelRequest, ToolCallRequest
 
 SCRIPT_FINISHED = "Script finished."
@@ -80,14 +80,12 @@ class _ScriptCache:
     """Scripts parsed once per file version; a new version is read off the event loop."""
 
     def __init__(self) -> None:
-        self._cache: dict[Path, tuple[tuple[int, int, int], Script]] = {}
+        self._cache: dict[Path, tuple[Signature, Script]] = {}
 
     async def get(self, path: Path) -> Script:
-        try:
-            st = path.stat()
-        except OSError as exc:
-            raise ModelError(f"Cannot read script '{path}': {exc.strerror or exc}") from None
-        sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+        sig = signature(path)
+        if sig is None:
+            raise ModelError(f"Cannot read script '{path}': there is no such file")
         hit = self._cache.get(path)
         if hit and hit[0] == sig:
             return hit[1]
