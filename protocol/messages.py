@@ -30,6 +30,11 @@ class ConversationParams(Input):
     conversation_id: str
 
 
+class ChatOpenParams(Input):
+    #: absent: a new conversation with an id the server picks
+    conversation_id: Opt[str] = None
+
+
 class PromptGetParams(Input):
     mode: Opt[str] = None
     phase: Opt[Phase] = None
@@ -90,6 +95,23 @@ class HistoryMessage(Wire):
 
 class ChatHistoryResult(Wire):
     messages: list[HistoryMessage]
+
+
+class ConversationSummary(Wire):
+    id: str
+    #: the first user message, its first line, at most 80 characters
+    title: str
+    #: ISO 8601, UTC
+    created_at: str
+    updated_at: str
+    #: the mode of the conversation's latest task
+    mode: Opt[str] = None
+    messages: int
+
+
+class ChatListResult(Wire):
+    #: top-level conversations with at least one message, the most recently updated first
+    conversations: list[ConversationSummary]
 
 
 class PromptSection(Wire):
@@ -232,6 +254,8 @@ class ApprovalRequest(Wire):
     from_: Opt[str] = Field(default=None, alias="from")
     to: Opt[str] = None
     reason: Opt[str] = None
+    #: the tool call this approval gates (its `tool_call` updates carry the same id)
+    tool_call_id: Opt[str] = None
 
 
 class ApprovalResponse(Input):

@@ -9,6 +9,8 @@ from .names import *  # noqa: F401,F403
 from .names import (
     CHAT_CANCEL,
     CHAT_HISTORY,
+    CHAT_LIST,
+    CHAT_OPEN,
     CHAT_SEND,
     MODES_LIST,
     MODES_SWITCH,
@@ -48,6 +50,8 @@ REQUESTS: dict[str, Request] = {
     CHAT_SEND: Request("ChatSendParams", "ChatSendResult"),
     CHAT_CANCEL: Request("ConversationParams", "ChatCancelResult"),
     CHAT_HISTORY: Request("ConversationParams", "ChatHistoryResult"),
+    CHAT_LIST: Request("EmptyParams", "ChatListResult"),
+    CHAT_OPEN: Request("ChatOpenParams", "State"),
     PROMPT_GET: Request("PromptGetParams", "PromptGetResult"),
     PLAN_APPROVE: Request("PlanDecisionParams", "State"),
     PLAN_REJECT: Request("PlanDecisionParams", "State"),

@@ -61,6 +61,13 @@ export class ModusApi {
   history(conversationId: string) {
     return this.request(Method.chatHistory, { conversationId });
   }
+  conversations() {
+    return this.request(Method.chatList, {});
+  }
+  /** Makes the conversation the current one (a new id opens a new one; none: the server picks). */
+  open(conversationId?: string) {
+    return this.request(Method.chatOpen, conversationId ? { conversationId } : {});
+  }
   prompt(params: PromptGetParams = {}) {
     return this.request(Method.promptGet, params);
   }

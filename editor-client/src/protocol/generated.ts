@@ -29,9 +29,12 @@ export interface ModusProtocol {
   AutoApprove?: AutoApprove;
   ChatCancelResult?: ChatCancelResult;
   ChatHistoryResult?: ChatHistoryResult;
+  ChatListResult?: ChatListResult;
+  ChatOpenParams?: ChatOpenParams;
   ChatSendParams?: ChatSendParams;
   ChatSendResult?: ChatSendResult;
   ConversationParams?: ConversationParams;
+  ConversationSummary?: ConversationSummary;
   EmptyParams?: EmptyParams;
   GroupOptions?: GroupOptions;
   HistoryMessage?: HistoryMessage;
@@ -120,6 +123,7 @@ export interface ApprovalRequest {
   title: string;
   to?: string;
   tool?: string;
+  toolCallId?: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -167,6 +171,32 @@ export interface HistoryMessage {
   };
   role: 'user' | 'assistant' | 'system' | 'tool';
   text: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatListResult".
+ */
+export interface ChatListResult {
+  conversations: ConversationSummary[];
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ConversationSummary".
+ */
+export interface ConversationSummary {
+  createdAt: string;
+  id: string;
+  messages: number;
+  mode?: string;
+  title: string;
+  updatedAt: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatOpenParams".
+ */
+export interface ChatOpenParams {
+  conversationId?: string | null;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -596,6 +626,8 @@ export const PROTOCOL_VERSION = 1;
 export interface Requests {
   "modus/chat/cancel": { params: ConversationParams; result: ChatCancelResult };
   "modus/chat/history": { params: ConversationParams; result: ChatHistoryResult };
+  "modus/chat/list": { params: EmptyParams; result: ChatListResult };
+  "modus/chat/open": { params: ChatOpenParams; result: State };
   "modus/chat/send": { params: ChatSendParams; result: ChatSendResult };
   "modus/modes/list": { params: EmptyParams; result: ModesListResult };
   "modus/modes/switch": { params: ModesSwitchParams; result: State };
@@ -621,6 +653,8 @@ export interface Notifications {
 export const Method = {
   chatCancel: "modus/chat/cancel",
   chatHistory: "modus/chat/history",
+  chatList: "modus/chat/list",
+  chatOpen: "modus/chat/open",
   chatSend: "modus/chat/send",
   modesList: "modus/modes/list",
   modesSwitch: "modus/modes/switch",
