@@ -5,6 +5,8 @@ import type {
   ApprovalRequest,
   ApprovalResponse,
   ChatSendResult,
+  ConversationSummary,
+  HistoryMessage,
   ModeInfo,
   ModesListResult,
   State,
@@ -41,7 +43,15 @@ export interface PlanView {
   completedSteps: string[];
 }
 
+/** The language server process, as the chat shows it (the composer gives way to `failed`). */
+export interface ServerView {
+  status: 'starting' | 'running' | 'failed';
+  /** why it failed, in one line (from the server's stderr when it said why) */
+  error?: string;
+}
+
 export interface ViewState {
+  server: ServerView;
   conversationId: string | null;
   mode: { slug: string; name: string } | null;
   phase: 'plan' | 'act' | null;
@@ -51,6 +61,8 @@ export interface ViewState {
   running: string[];
   plan: PlanView | null;
   todos: Todo[];
+  /** the conversation list, once asked for */
+  conversations: ConversationSummary[] | null;
   /** counter for client-side entry ids */
   seq: number;
 }
@@ -64,10 +76,15 @@ export type Action =
   | { type: 'approvalCancelled'; id: string }
   | { type: 'newConversation'; conversationId: string }
   | { type: 'sent'; result: ChatSendResult }
-  | { type: 'error'; text: string };
+  | { type: 'error'; text: string }
+  | { type: 'server'; server: ServerView }
+  /** shows a stored conversation (`modus/chat/history`) in place of the current entries */
+  | { type: 'history'; conversationId: string; messages: HistoryMessage[] }
+  | { type: 'conversations'; conversations: ConversationSummary[] | null };
 
 export function initialView(): ViewState {
   return {
+    server: { status: 'starting' },
     conversationId: null,
     mode: null,
     phase: null,
@@ -76,6 +93,7 @@ export function initialView(): ViewState {
     running: [],
     plan: null,
     todos: [],
+    conversations: null,
     seq: 0,
   };
 }
@@ -121,7 +139,24 @@ export function reduce(view: ViewState, action: Action): ViewState {
       return { ...view, conversationId: action.result.conversationId };
     case 'error':
       return pushLocal(view, (id) => ({ type: 'error', id, text: action.text }));
+    case 'server':
+      return { ...view, server: action.server };
+    case 'conversations':
+      return { ...view, conversations: action.conversations };
+    case 'history':
+      return fromHistory(view, action.conversationId, action.messages);
   }
+}
+
+/** The entries a stored conversation shows. */
+function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[]): ViewState {
+  let next: ViewState = { ...view, conversationId, entries: [], running: [], plan: null, todos: [] };
+  for (const m of messages) {
+    if (m.role === 'user') next = pushLocal(next, (id) => ({ type: 'user', id, text: m.text }));
+    else if (m.role === 'assistant' && m.text) next = pushAssistant(next, { agent: m.agent ?? undefined, text: m.text }, false);
+    else if (m.role === 'system') next = pushLocal(next, (id) => ({ type: 'system', id, text: m.text }));
+  }
+  return next;
 }
 
 function applyUpdate(view: ViewState, u: Update): ViewState {

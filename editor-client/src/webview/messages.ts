@@ -11,4 +11,11 @@ export type FromWebview =
   | { type: 'approval'; id: string; decision: 'approve' | 'deny' | 'revise'; feedback?: string }
   | { type: 'switchMode'; slug: string }
   | { type: 'cancel' }
-  | { type: 'newConversation' };
+  | { type: 'newConversation' }
+  /** asks for the conversation list (answered with a `conversations` action) */
+  | { type: 'listConversations' }
+  | { type: 'openConversation'; conversationId: string }
+  /** the buttons shown when the server could not start */
+  | { type: 'fixServer'; fix: ServerFix };
+
+export type ServerFix = 'pickInterpreter' | 'openSettings' | 'showInstall' | 'restart' | 'showLog';
