@@ -67,6 +67,19 @@ class ModusProtocol(LanguageServerProtocol):
         else:
             log.info("dropping %s: it came before 'initialize'", method)
 
+    def _handle_response(self, msg_id, result=None, error=None):
+        """The client's answer to a request of ours. A request the server gave up on (the turn
+        that asked was cancelled; the client was sent `$/cancelRequest`) has a cancelled future:
+        its answer, which the client still owes (LSP), is dropped here, where pygls would raise
+        InvalidStateError setting its result."""
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            del self._request_futures[msg_id]
+            self._result_types.pop(msg_id, None)
+            log.debug("dropping the answer to request %s: the server no longer waits for it", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
     def _run_generator(self, future, *, gen, result_future):
         """pygls runs what a generator handler yields under a made-up id in `_request_futures`
         and never takes it out: every yield to a coroutine would leak its future and result.

@@ -1,7 +1,7 @@
 """A test editor: the real server as a subprocess over stdio, driven with pytest-lsp's client.
 
 It answers approvals and applies workspace edits the way an editor does, and records every
-update the server sends.
+update the server sends, every `$/cancelRequest` it sends and every line it writes to stderr.
 """
 
 from __future__ import annotations
@@ -30,8 +30,15 @@ class Editor:
         register_lsp_features(self.client)
         self.updates: list[dict[str, Any]] = []
         self.approvals: list[dict[str, Any]] = []
+        self.approval_ids: list[Any] = []  # the JSON-RPC ids of those requests
         self.message_requests: list[lsp.ShowMessageRequestParams] = []
         self.edits: list[lsp.ApplyWorkspaceEditParams] = []
+        #: The ids of our handlers of its requests that the server withdrew with `$/cancelRequest`.
+        self.cancelled_requests: list[Any] = []
+        #: Whether such a handler is cancelled then (pygls answers it with RequestCancelled at once);
+        #: if not, it answers whenever it answers, like an editor that is slow to notice.
+        self.obey_cancel = True
+        self.stderr: list[str] = []
         #: Answers an approval: a dict, or an awaitable of one (an answer that never comes, say).
         self.decide: Callable[[dict], Any] = lambda request: {"decision": "approve"}
         self.apply_edits = True
@@ -45,11 +52,23 @@ class Editor:
         c.feature(methods.APPROVAL)(approval)
         c.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)(lambda params: self._message_request(params))
         c.feature(lsp.WORKSPACE_APPLY_EDIT)(lambda params: self._apply_edit(params))
+        cancel = c.protocol._handle_cancel_notification  # pygls handles $/cancelRequest itself
+
+        def on_cancel_request(msg_id: Any) -> None:
+            self.cancelled_requests.append(msg_id)
+            self._changed.set()
+            if self.obey_cancel:
+                cancel(msg_id)
+
+        c.protocol._handle_cancel_notification = on_cancel_request
 
     async def start(self, settings: dict | None = None, profile: str = "visual-studio-code", approvals: bool = True,
                     capabilities: lsp.ClientCapabilities | None = None) -> lsp.InitializeResult:
         env = {**os.environ, "XDG_CONFIG_HOME": str(self.config_home)}
         await self.client.start_io(sys.executable, "-m", "server", env=env)
+        # pytest-lsp's forwarding of the server's stderr has not started yet: ours replaces it
+        self.client._stderr_forwarder.cancel()
+        self.client._stderr_forwarder = asyncio.create_task(self._read_stderr(self.client._server.stderr))
         caps = capabilities or client_capabilities(profile)
         if approvals:
             caps.experimental = {"modus": {"approvals": True}}
@@ -63,7 +82,11 @@ class Editor:
         )
 
     async def stop(self) -> None:
+        """Shut the server down; once it has exited, `stderr` holds all it wrote."""
         await self.client.shutdown_session()
+        reading = self.client._stderr_forwarder
+        if reading is not None:
+            await asyncio.wait({reading}, timeout=10)  # to the end of the stream
         await self.client.stop()
 
     async def kill(self) -> None:
@@ -85,12 +108,19 @@ class Editor:
 
     # ------------------------------------------------------------ what the server sends
 
+    async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+        """Kept line by line, and passed on to the test's stderr as pytest-lsp does."""
+        while line := await stream.readline():
+            self.stderr.append(line.decode(errors="replace"))
+            sys.stderr.buffer.write(line)
+
     def _record(self, update: dict) -> None:
         self.updates.append(update)
         self._changed.set()
 
     async def _approval(self, request: dict) -> dict:
         self.approvals.append(request)
+        self.approval_ids.append(self.client.protocol.msg_id)
         answer = self.decide(request)
         return await answer if inspect.isawaitable(answer) else answer
 
