@@ -198,6 +198,7 @@ async def test_at_the_request_limit_the_user_decides(tmp_path, decision, outcome
     assert len(host.approvals) == asked
     first = host.approvals[0]
     assert first.kind == "continue" and first.agent == "modus"
+    assert first.tool_call_id is None  # it gates no tool call
     assert first.title == "modus has made 3 model requests in this turn. Continue?"
     assert "maxRequestsPerTurn" in first.detail
     completed = [u for u in host.of_kind("tool_call") if u.status == "completed"]

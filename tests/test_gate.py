@@ -143,6 +143,24 @@ async def test_denied_with_feedback(workspace):
     assert (workspace / "src" / "app.py").read_text() == "print('app')\n"
 
 
+@pytest.mark.parametrize(
+    "tool, arguments, kind",
+    [
+        ("write_to_file", {"path": "docs/new.md", "content": "x"}, "tool"),
+        ("execute_command", {"command": "true"}, "tool"),
+        ("switch_mode", {"mode_slug": "ask"}, "switch_mode"),
+        ("new_task", {"mode": "ask", "message": "look"}, "subtask"),
+    ],
+)
+async def test_an_approval_names_the_call_it_gates(workspace, tool, arguments, kind):
+    host = MemoryHost(approve=lambda req: ApprovalResponse(decision="deny"))
+    async with running(workspace, host=host) as session:
+        await call_tool(session, tool, **arguments)
+    [asked] = host.approvals
+    assert (asked.kind, asked.tool, asked.tool_call_id) == (kind, tool, "call-test")
+    assert asked.wire()["toolCallId"] == "call-test"
+
+
 async def test_denied_without_feedback(workspace):
     host = MemoryHost(approve=lambda req: ApprovalResponse(decision="deny"))
     async with running(workspace, host=host) as session:

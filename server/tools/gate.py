@@ -121,6 +121,7 @@ async def approval(run: GateRun) -> None:
         tool=spec.name,
         params=run.params.model_dump(mode="json", exclude_none=True),
         agent=run.ctx.agent,
+        tool_call_id=run.call.id,
         **run.prepared.approval_fields,
     )
     answer = await run.ctx.host.request_approval(request)

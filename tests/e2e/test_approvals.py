@@ -49,3 +49,14 @@ async def test_cancel_withdraws_a_pending_approval_and_its_late_answer_is_droppe
     logged = "".join(editor.stderr)
     assert "Traceback" not in logged and "InvalidStateError" not in logged
     assert "unknown message id" not in logged
+
+
+async def test_an_approval_carries_the_id_of_the_tool_call_it_gates(editor, workspace):
+    switch = {"name": "switch_mode", "arguments": {"mode_slug": "ask", "reason": "only questions"}}
+    edit = {"name": "write_to_file", "arguments": {"path": "a.md", "content": "x"}}
+    await editor.start(script(workspace, {"toolCalls": [edit, switch]}, {"text": "ok"}))
+    await editor.chat("go")
+    pending = [(u["name"], u["toolCallId"]) for u in editor.of_kind("tool_call") if u["status"] == "pending"]
+    assert [(a["tool"], a["toolCallId"]) for a in editor.approvals] == pending
+    assert [a["kind"] for a in editor.approvals] == ["tool", "switch_mode"]
+    assert len({call_id for _, call_id in pending}) == 2
