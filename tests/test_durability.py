@@ -42,7 +42,7 @@ def test_a_restart_closes_the_calls_of_an_interrupted_turn(tmp_path, native):
         assert [m.role for m in messages] == ["user", "assistant", "tool", "system"]
         tool, system = messages[2], messages[3]
         assert tool.text == INTERRUPTED_CALL
-        assert tool.metadata == {"toolCallId": call_id, "name": "write_to_file", "isError": True}
+        assert tool.metadata == {"toolCallId": call_id, "name": "write_to_file", "isError": True, "errorType": "Interrupted"}
         assert system.text == INTERRUPTED_TURN.format(agent="modus")
         assert session.store.turn_outcome("turn-1") == "interrupted"
         model = session.histories.get(cid).messages

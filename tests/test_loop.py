@@ -85,6 +85,8 @@ async def test_calls_after_the_end_of_a_turn_are_skipped(tmp_path):
         assert await chat(session, "go") == "completed"
         tool_messages = [m for m in session.store.messages(session.conversation_id) if m.role == "tool"]
     assert [m.text for m in tool_messages] == ["done", "Skipped: an earlier tool call of this reply ended the turn."]
+    assert [m.metadata.get("errorType") for m in tool_messages] == [None, "Skipped"]
+    assert [m.metadata["isError"] for m in tool_messages] == [False, True]
     assert not (tmp_path / "x").exists()
 
 
@@ -142,6 +144,7 @@ async def test_cancel_ends_the_turn_and_closes_open_calls(tmp_path):
     assert host.of_kind("turn_ended")[0].outcome == "cancelled"
     assert host.of_kind("tool_call")[-1].error.type == "Cancelled"
     assert [m.text for m in tool_messages] == ["Cancelled by the user."]
+    assert tool_messages[0].metadata["errorType"] == "Cancelled" and tool_messages[0].metadata["isError"] is True
 
 
 async def test_a_message_during_a_turn_runs_after_it(tmp_path):

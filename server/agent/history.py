@@ -17,6 +17,16 @@ from ..state import Store, StoredMessage
 LIVE_HISTORIES = 8
 
 
+def tool_result(call_id: str | None, name: str | None, error_type: str | None = None) -> dict:
+    """The metadata of a stored tool result. A failed call carries its error type (the
+    `error.type` of its `tool_call` update: `FileRestrictionError`, `Denied`, `Cancelled`,
+    `Interrupted`, ...), so a client can show it again from the history."""
+    metadata = {"toolCallId": call_id, "name": name, "isError": error_type is not None}
+    if error_type is not None:
+        metadata["errorType"] = error_type
+    return metadata
+
+
 class ModelHistory:
     """Native calls and their results stay paired (tool_use / tool_result); a call the model wrote
     as XML gets its result back as user text, Roo style."""

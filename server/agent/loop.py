@@ -20,6 +20,7 @@ from ..providers.xmlcalls import XmlCallParser
 from ..state import StoredMessage
 from ..state.store import new_id
 from ..tools import TOOLS, ToolContext, run_tool
+from .history import tool_result
 from .task import Task
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CANCELLED = "Cancelled by the user."
+CANCELLED_TYPE = "Cancelled"
 SKIPPED_AFTER_DENIAL = "Skipped: the user denied an earlier tool call of this reply."
 SKIPPED_AFTER_END = "Skipped: an earlier tool call of this reply ended the turn."
 
@@ -107,7 +109,7 @@ async def run_loop(turn: Turn) -> tuple[str, str | None]:
         turn.open_calls = list(calls)
         for call in calls:
             if ending or denied:
-                _record_result(turn, call, SKIPPED_AFTER_END if ending else SKIPPED_AFTER_DENIAL, error=True)
+                _record_result(turn, call, SKIPPED_AFTER_END if ending else SKIPPED_AFTER_DENIAL, error_type="Skipped")
                 continue
             outcome = await _run_call(turn, call)
             if outcome.error is None:
@@ -186,7 +188,7 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     turn.publish(ToolCallUpdate, status="pending", **base)
     ctx = ToolContext(session, session.task_for(turn.agent), turn.agent, turn.conversation_id, turn.turn_id, call.id)
     outcome = await run_tool(ctx, call, TOOLS, on_running=lambda: turn.publish(ToolCallUpdate, status="running", **base))
-    _record_result(turn, call, outcome.text, error=outcome.error is not None)
+    _record_result(turn, call, outcome.text, error_type=outcome.error.type if outcome.error else None)
     if outcome.error is None:
         turn.publish(ToolCallUpdate, status="completed", result=outcome.text, **base)
     else:
@@ -195,8 +197,8 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     return outcome
 
 
-def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error: bool) -> None:
-    turn.record("tool", text, toolCallId=call.id, name=call.name, isError=error)
+def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error_type: str | None) -> None:
+    turn.record("tool", text, **tool_result(call.id, call.name, error_type))
     if call in turn.open_calls:
         turn.open_calls.remove(call)
 
@@ -204,7 +206,7 @@ def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error: bool)
 def _close_open_calls(turn: Turn, text: str) -> None:
     """After a cancel, every call of the reply gets a result, so the history stays well formed."""
     for call in list(turn.open_calls):
-        _record_result(turn, call, text, error=True)
+        _record_result(turn, call, text, error_type=CANCELLED_TYPE)
         turn.publish(
             ToolCallUpdate,
             turn_id=turn.turn_id,
@@ -212,5 +214,5 @@ def _close_open_calls(turn: Turn, text: str) -> None:
             name=call.name,
             params=call.arguments,
             status="failed",
-            error=ToolError(type="Cancelled", message=text),
+            error=ToolError(type=CANCELLED_TYPE, message=text),
         )

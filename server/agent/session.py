@@ -26,7 +26,7 @@ from ..state import Store, StoredMessage
 from ..state.store import new_id
 from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
-from .history import Histories
+from .history import Histories, tool_result
 from .task import Task, build_task, enabled_tools
 
 if TYPE_CHECKING:
@@ -151,10 +151,8 @@ class Session:
         for turn_id, cid, agent in self.store.open_turns():
             for history_id in self.store.subconversations(cid):
                 for call in self.store.unanswered_calls(history_id):
-                    self.add_message(
-                        StoredMessage(new_id("msg-"), history_id, "tool", INTERRUPTED_CALL, None,
-                                      {"toolCallId": call.get("id"), "name": call.get("name"), "isError": True})
-                    )
+                    result = tool_result(call.get("id"), call.get("name"), "Interrupted")
+                    self.add_message(StoredMessage(new_id("msg-"), history_id, "tool", INTERRUPTED_CALL, None, result))
             self.add_message(StoredMessage(new_id("msg-"), cid, "system", INTERRUPTED_TURN.format(agent=agent), agent, {"turnId": turn_id}))
             self.store.end_turn(turn_id, "interrupted")
             log.warning("turn %s of %s was interrupted when Modus stopped; its open tool calls were closed", turn_id, agent)
