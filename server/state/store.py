@@ -59,6 +59,35 @@ CREATE TABLE IF NOT EXISTS tasks (
     created_at      REAL NOT NULL,
     disposed_at     REAL
 );
+CREATE INDEX IF NOT EXISTS tasks_conversation ON tasks(conversation_id, created_at);
+"""
+
+#: At most this many conversations are listed (the most recently updated).
+LISTED_CONVERSATIONS = 200
+
+# One statement: counts and last message numbers come from the (conversation_id, seq) index
+# alone; only the conversations kept after the sort are looked into (first user message,
+# latest task, latest reply).
+_CONVERSATIONS = """
+WITH counted AS (
+    SELECT conversation_id AS id, COUNT(*) AS messages, MAX(seq) AS last_seq
+    FROM messages GROUP BY conversation_id
+), recent AS (
+    SELECT c.id, c.created_at, last.created_at AS updated_at, counted.messages
+    FROM counted
+    JOIN conversations c ON c.id = counted.id AND c.parent_id IS NULL
+    JOIN messages last ON last.conversation_id = counted.id AND last.seq = counted.last_seq
+    ORDER BY updated_at DESC, c.id LIMIT ?
+)
+SELECT id, created_at, updated_at, messages,
+    (SELECT substr(ltrim(text, char(32, 9, 10, 13)), 1, 1000) FROM messages
+     WHERE conversation_id = recent.id AND role = 'user' ORDER BY seq LIMIT 1),
+    COALESCE(
+        (SELECT mode FROM tasks WHERE conversation_id = recent.id ORDER BY created_at DESC, rowid DESC LIMIT 1),
+        (SELECT json_extract(metadata, '$.mode') FROM messages
+         WHERE conversation_id = recent.id AND role = 'assistant' ORDER BY seq DESC LIMIT 1)
+    )
+FROM recent ORDER BY updated_at DESC, id
 """
 
 
@@ -78,6 +107,19 @@ _CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 def new_id(prefix: str = "") -> str:
     return prefix + uuid.uuid4().hex[:16]
+
+
+class ConversationRow(NamedTuple):
+    """A conversation as the list shows it; times are seconds since the epoch."""
+
+    id: str
+    created_at: float
+    updated_at: float
+    messages: int
+    #: the start of its first user message (blanks before it left out), None without one
+    first_user_text: str | None
+    #: the mode of its latest task, else of its latest reply
+    mode: str | None
 
 
 class Recovered(NamedTuple):
@@ -193,9 +235,20 @@ class Store:
     def conversation_exists(self, conversation_id: str) -> bool:
         return self.db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone() is not None
 
+    def conversation_parent(self, conversation_id: str) -> str | None:
+        """The conversation a subtask's conversation belongs to; None for a top-level (or unknown) one."""
+        row = self.db.execute("SELECT parent_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+        return row[0] if row else None
+
     def conversation_owner(self, conversation_id: str) -> str | None:
         row = self.db.execute("SELECT owner FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
         return row[0] if row else None
+
+    def conversations(self, limit: int = LISTED_CONVERSATIONS) -> list[ConversationRow]:
+        """Top-level conversations (not subtasks') with at least one message, the most recently
+        updated (the time of their last message) first; at most `limit` of them, so that the
+        answer stays small and quick with thousands of conversations in the store."""
+        return [ConversationRow(*row) for row in self.db.execute(_CONVERSATIONS, (limit,))]
 
     def add_message(self, message: StoredMessage) -> StoredMessage:
         self.db.execute(

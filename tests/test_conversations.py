@@ -1,0 +1,95 @@
+"""The conversation list (store query, titles, times) and opening a conversation."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.agent.conversations import checked_id, iso_utc, title
+from server.errors import BadRequest
+from server.state import StoredMessage
+from server.state.store import Store
+
+
+def message(store: Store, cid: str, n: int, role: str, text: str, at: float, **metadata) -> None:
+    """A message written at a known time (seconds)."""
+    store.add_message(StoredMessage(f"{cid}-{n}", cid, role, text, "modus" if role == "assistant" else None, metadata))
+    store.db.execute("UPDATE messages SET created_at = ? WHERE id = ?", (at, f"{cid}-{n}"))
+
+
+def conversation(store: Store, cid: str, at: float, parent: str | None = None) -> None:
+    store.ensure_conversation(cid, parent_id=parent)
+    store.db.execute("UPDATE conversations SET created_at = ? WHERE id = ?", (at, cid))
+
+
+def task(store: Store, task_id: str, cid: str, mode: str, at: float) -> None:
+    store.add_task(task_id, "modus", mode, "act", cid, None, None)
+    store.db.execute("UPDATE tasks SET created_at = ? WHERE id = ?", (at, task_id))
+
+
+def test_the_list_holds_top_level_conversations_with_messages_the_latest_first():
+    store = Store(None)
+    conversation(store, "old", 100)
+    message(store, "old", 1, "user", "\n  \n  Fix   the\tlogin bug  \nplease", 101)
+    message(store, "old", 2, "assistant", "On it.", 102, mode="debug")
+    message(store, "old", 3, "user", "and the logout one", 150)
+    conversation(store, "new", 110)
+    message(store, "new", 1, "system", "A note first.", 111)
+    message(store, "new", 2, "user", "Design the API", 120)
+    message(store, "new", 3, "assistant", "Here it is.", 121, mode="architect")
+    task(store, "t1", "new", "code", 110)
+    task(store, "t2", "new", "ask", 115)  # the latest task wins over the replies' mode
+    conversation(store, "child", 130, parent="new")  # a subtask's conversation
+    message(store, "child", 1, "user", "subtask", 200)
+    conversation(store, "empty", 140)  # no message yet
+    conversation(store, "quiet", 90)
+    message(store, "quiet", 1, "user", "hello", 91)  # no reply, no task: no mode
+
+    rows = store.conversations()
+
+    assert [(r.id, r.created_at, r.updated_at, r.messages, r.mode) for r in rows] == [
+        ("old", 100, 150, 3, "debug"),
+        ("new", 110, 121, 3, "ask"),
+        ("quiet", 90, 91, 1, None),
+    ]
+    assert [title(r.first_user_text) for r in rows] == ["Fix the login bug", "Design the API", "hello"]
+
+
+def test_the_list_is_capped_to_the_most_recently_updated():
+    store = Store(None)
+    for n in range(5):
+        conversation(store, f"c{n}", n)
+        message(store, f"c{n}", 1, "user", f"number {n}", 10 + n)
+    assert [r.id for r in store.conversations(limit=3)] == ["c4", "c3", "c2"]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Hello", "Hello"),
+        ("\n\n   \t\n  two  words \n second line", "two words"),
+        ("x" * 80, "x" * 80),
+        ("x" * 81, "x" * 79 + "…"),
+        ("x" * 78 + " yyy", "x" * 78 + "…"),  # no blank before the cut
+        ("", ""),
+        (None, ""),
+    ],
+)
+def test_title(text, expected):
+    assert title(text) == expected
+    assert len(title(text)) <= 80
+
+
+def test_times_are_iso_8601_utc():
+    assert iso_utc(0) == "1970-01-01T00:00:00.000Z"
+    assert iso_utc(1796124911.7735) == "2026-12-01T11:35:11.773Z"
+
+
+@pytest.mark.parametrize("good", ["conv-0123abcd", "3f2b8c1e-2d4a-4c1b-9f1e-0a1b2c3d4e5f", "a", "x" * 128, "ns:thing.v2_1"])
+def test_conversation_ids_a_client_may_choose(good):
+    assert checked_id(good) == good
+
+
+@pytest.mark.parametrize("bad", ["", " ", "-lead", "has space", "a/b", "x" * 129, "tab\there", "new\nline", "é"])
+def test_conversation_ids_refused_name_the_field(bad):
+    with pytest.raises(BadRequest, match=r"^conversationId: must be 1 to 128"):
+        checked_id(bad)
