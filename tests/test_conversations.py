@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import chat, make_session, running
 from server.agent.conversations import checked_id, iso_utc, title
 from server.errors import BadRequest
 from server.state import StoredMessage
@@ -93,3 +94,34 @@ def test_conversation_ids_a_client_may_choose(good):
 def test_conversation_ids_refused_name_the_field(bad):
     with pytest.raises(BadRequest, match=r"^conversationId: must be 1 to 128"):
         checked_id(bad)
+
+
+async def test_open_makes_a_conversation_current_and_a_restart_continues_it(tmp_path):
+    async with running(tmp_path, [{"text": "one"}, {"text": "two"}]) as session:
+        first = session.conversation_id
+        await chat(session, "in the first")
+        fresh = session.open(None)
+        assert fresh.conversation_id != first and fresh.conversation_id == session.conversation_id
+        chosen = session.open("mine-1").conversation_id
+        await chat(session, "in mine")  # no id: it goes to the one that is open
+        back = session.open(first).conversation_id
+        assert [m.text for m in session.store.messages("mine-1") if m.role == "user"] == ["in mine"]
+    assert chosen == "mine-1" and back == first
+    again = make_session(tmp_path)
+    try:
+        assert again.conversation_id == first
+        assert again.state().conversation_id == first
+    finally:
+        again.close()
+
+
+async def test_open_refuses_a_bad_id_and_a_subtask_s_conversation(tmp_path):
+    async with running(tmp_path) as session:
+        current = session.conversation_id
+        session.store.ensure_conversation("sub-1", parent_id=current)
+        with pytest.raises(BadRequest, match="^conversationId: must be"):
+            session.open("")
+        with pytest.raises(BadRequest, match=f"^conversationId: sub-1 is a subtask's conversation; open {current}"):
+            session.open("sub-1")
+        assert session.conversation_id == current
+        assert not session.store.conversation_exists("")

@@ -26,11 +26,12 @@ from ..state import Store, StoredMessage
 from ..state.store import new_id
 from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
+from . import conversations
 from .history import Histories, tool_result
 from .task import Task, build_task, enabled_tools
 
 if TYPE_CHECKING:
-    from protocol import ChatHistoryResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
+    from protocol import ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
 
     from ..tools import ToolContext
 
@@ -123,7 +124,9 @@ class Session:
         # back where the workspace was: mode (checked once the modes files are read), phase, conversation
         self.mode_slug = self.store.get_meta("mode", DEFAULT_MODE) or DEFAULT_MODE
         self.phase = self.store.get_meta("phase", "act") or "act"
-        self.conversation_id = self.store.get_meta("conversation") or self._new_conversation()
+        self.conversation_id = self.store.get_meta("conversation") or ""
+        if not self.conversation_id:
+            self._make_current(new_id("conv-"))
         self._close_interrupted_turns()
 
     def _state_dir(self, settings: Settings) -> Path:
@@ -138,10 +141,19 @@ class Session:
             raise Refused(f"the state folder {folder}: {exc}; remove the link, or set modus.stateDir") from None
         return folder
 
-    def _new_conversation(self) -> str:
-        cid = new_id("conv-")
-        self.store.ensure_conversation(cid)
-        self.store.set_meta(conversation=cid)
+    def _make_current(self, cid: str, owner: str | None = None) -> None:
+        """The conversation (made if new) becomes the one requests without an id go to, and is
+        remembered so that a restarted server continues it. Turns running elsewhere go on."""
+        self.store.ensure_conversation(cid, owner)
+        if cid != self.conversation_id:
+            self.conversation_id = cid
+            self.store.set_meta(conversation=cid)
+
+    def _client_conversation(self, cid: str) -> str:
+        """A conversation id a client chose (to send to, or to open), or BadRequest."""
+        parent = self.store.conversation_parent(conversations.checked_id(cid))
+        if parent is not None:
+            raise BadRequest(f"conversationId: {cid} is a subtask's conversation; open {parent}, the one it belongs to")
         return cid
 
     def _close_interrupted_turns(self) -> None:
@@ -351,14 +363,11 @@ class Session:
         text = params.text
         if not text.strip():
             raise BadRequest("text: must not be empty")
-        cid = params.conversation_id or self.conversation_id
         if params.owner is not None and self.agent(params.owner) is None:
             raise BadRequest(f"owner: unknown agent: {params.owner}")
         if params.conversation_id is not None:
-            self.store.ensure_conversation(cid, params.owner)
-            if cid != self.conversation_id:
-                self.conversation_id = cid
-                self.store.set_meta(conversation=cid)
+            self._make_current(self._client_conversation(params.conversation_id), params.owner)
+        cid = self.conversation_id
         agent = self.responder(cid)
         message = self._add_user_message(cid, text, self.task_for(agent))
         self.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=text))
@@ -390,6 +399,16 @@ class Session:
     def cancel(self, conversation_id: str) -> bool:
         runtime = self._conversations.get(conversation_id)
         return runtime.cancel() if runtime else False
+
+    def open(self, conversation_id: str | None) -> State:
+        """Make a conversation the current one (a new one with that id if unknown; without an
+        id, a new one with an id of the server's). Turns running in others are not touched."""
+        self._make_current(self._client_conversation(conversation_id) if conversation_id is not None else new_id("conv-"))
+        return self.state()
+
+    def list_conversations(self) -> ChatListResult:
+        """The conversations a user can go back to (see Store.conversations: at most 200)."""
+        return conversations.listed(self.store.conversations())
 
     def history(self, conversation_id: str) -> ChatHistoryResult:
         if not self.store.conversation_exists(conversation_id):

@@ -270,6 +270,8 @@ def _register(server: ModusServer) -> None:
     request(names.CHAT_SEND, send)
     request(names.CHAT_CANCEL, _cancel)
     request(names.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
+    request(names.CHAT_LIST, lambda s, p: s.list_conversations())
+    request(names.CHAT_OPEN, lambda s, p: s.open(p.conversation_id))
     request(names.PROMPT_GET, lambda s, p: s.prompt(p))
 
     def user_switch(session: "Session", params) -> "BaseModel":
