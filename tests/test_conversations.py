@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import chat, make_session, running
+from memory_host import MemoryHost
+from protocol import ApprovalResponse
 from server.agent.conversations import checked_id, iso_utc, title
 from server.errors import BadRequest
 from server.state import StoredMessage
@@ -125,3 +127,25 @@ async def test_open_refuses_a_bad_id_and_a_subtask_s_conversation(tmp_path):
             session.open("sub-1")
         assert session.conversation_id == current
         assert not session.store.conversation_exists("")
+
+
+async def test_a_turn_s_mode_switch_stays_in_its_conversation_when_another_is_opened(tmp_path):
+    """The user opens another conversation while a turn waits for approval of its switch_mode:
+    the switch is still that turn's (its update, its task)."""
+    opened = []
+
+    def approve_after_opening_another(request):
+        opened.append(session.open(None).conversation_id)
+        return ApprovalResponse(decision="approve")
+
+    turns = [{"toolCalls": [{"name": "switch_mode", "arguments": {"mode_slug": "ask"}}]}, {"text": "ok"}]
+    host = MemoryHost(approve=approve_after_opening_another)
+    async with running(tmp_path, turns, host=host) as session:
+        first = session.conversation_id
+        assert await chat(session, "switch") == "completed"
+        assert session.conversation_id == opened[0] != first
+        [changed] = host.of_kind("mode_changed")
+        listed = {c.id: c.mode for c in session.list_conversations().conversations}
+    assert (changed.conversation_id, changed.from_, changed.to) == (first, "code", "ask")
+    assert listed == {first: "ask"}
+    assert {u.conversation_id for u in host.updates if hasattr(u, "conversation_id")} == {first}

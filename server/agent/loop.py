@@ -101,7 +101,7 @@ async def run_loop(turn: Turn) -> tuple[str, str | None]:
         requests += 1
         if turn.session.stale():
             await turn.session.refresh()
-        task = turn.session.task_for(turn.agent)
+        task = turn.session.task_for(turn.agent, turn.conversation_id)
         calls = await _ask_model(turn, task)
         if not calls:
             return "completed", None
@@ -186,7 +186,7 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     session = turn.session
     base = dict(turn_id=turn.turn_id, tool_call_id=call.id, name=call.name, params=call.arguments)
     turn.publish(ToolCallUpdate, status="pending", **base)
-    ctx = ToolContext(session, session.task_for(turn.agent), turn.agent, turn.conversation_id, turn.turn_id, call.id)
+    ctx = ToolContext(session, session.task_for(turn.agent, turn.conversation_id), turn.agent, turn.conversation_id, turn.turn_id, call.id)
     outcome = await run_tool(ctx, call, TOOLS, on_running=lambda: turn.publish(ToolCallUpdate, status="running", **base))
     _record_result(turn, call, outcome.text, error_type=outcome.error.type if outcome.error else None)
     if outcome.error is None:

@@ -244,13 +244,14 @@ class Session:
 
     # ------------------------------------------------------------ tasks
 
-    def task_for(self, agent: str) -> Task:
-        """The agent's current task; rebuilt when the mode, phase, mode file, rules or settings changed."""
+    def task_for(self, agent: str, conversation_id: str | None = None) -> Task:
+        """The agent's current task; rebuilt when the mode, phase, mode file, rules or settings
+        changed. `conversation_id`: where it is used (a turn's; by default the current one)."""
         mode = self.modes.get_or_default(self.mode_slug)
         task = self.tasks.get(agent)
         if task and task.mode is mode and task.phase == self.phase and task.generation == self.generation:
             return task
-        return self._build(agent, mode, replaces=task)
+        return self._build(agent, mode, task, conversation_id or self.conversation_id)
 
     def _prompt_context(self, mode: Mode, phase: str, agent: str) -> PromptContext:
         config = self.agent(agent)
@@ -266,7 +267,7 @@ class Session:
             rules=self.rules.for_mode(mode.slug),
         )
 
-    def _build(self, agent: str, mode: Mode, replaces: Task | None) -> Task:
+    def _build(self, agent: str, mode: Mode, replaces: Task | None, conversation_id: str) -> Task:
         config = self.agent(agent)
         task = build_task(
             context=self._prompt_context(mode, self.phase, agent),
@@ -276,26 +277,30 @@ class Session:
             generation=self.generation,
             limits=ModelLimits.of(self.settings),
         )
-        self.store.add_task(task.id, agent, mode.slug, self.phase, self.conversation_id, None, replaces.id if replaces else None)
+        self.store.add_task(task.id, agent, mode.slug, self.phase, conversation_id, None, replaces.id if replaces else None)
         self.tasks[agent] = task
         return task
 
-    def switch_mode(self, slug: str, *, by: str, reason: str | None = None, agent: str | None = None) -> Task:
-        """Dispose the agent's task and build one for the new mode; the conversation carries over."""
+    def switch_mode(
+        self, slug: str, *, by: str, reason: str | None = None, agent: str | None = None, conversation_id: str | None = None
+    ) -> Task:
+        """Dispose the agent's task and build one for the new mode; the conversation carries over.
+        `conversation_id`: where the switch happens (a turn's; by default the current one)."""
         mode = self.modes.get(slug)
         if mode is None:
             raise BadRequest(f"Invalid mode: {slug}")
-        agent = agent or self.responder(self.conversation_id)
-        current = self.task_for(agent)
+        cid = conversation_id or self.conversation_id
+        agent = agent or self.responder(cid)
+        current = self.task_for(agent, cid)
         if mode.slug == self.mode_slug:
             return current
         previous = self.mode_slug
         self.mode_slug = mode.slug
         self.store.set_meta(mode=mode.slug)
-        task = self._build(agent, mode, replaces=current)
+        task = self._build(agent, mode, current, cid)
         self.host.publish(
             protocol.ModeChanged(
-                conversation_id=self.conversation_id,
+                conversation_id=cid,
                 agent=agent,
                 task_id=task.id,
                 from_=previous,
@@ -429,12 +434,14 @@ class Session:
         parent_mode = self.mode_slug
         child = new_id("conv-")
         self.store.ensure_conversation(child, ctx.agent, parent_id=ctx.conversation_id)
-        task = self.switch_mode(mode, by="model", reason=f"Subtask: {message.splitlines()[0][:80]}", agent=ctx.agent)
+        task = self.switch_mode(
+            mode, by="model", reason=f"Subtask: {message.splitlines()[0][:80]}", agent=ctx.agent, conversation_id=ctx.conversation_id
+        )
         self._add_user_message(child, message, task, parentConversation=ctx.conversation_id)
         try:
             outcome, result = await run_loop(Turn(self, ctx.conversation_id, child, ctx.agent, ctx.turn_id))
         finally:
-            self.switch_mode(parent_mode, by="model", reason="Subtask finished", agent=ctx.agent)
+            self.switch_mode(parent_mode, by="model", reason="Subtask finished", agent=ctx.agent, conversation_id=ctx.conversation_id)
         name = task.mode.name
         if outcome == "completed" and result is not None:
             return f"Subtask in {name} mode completed:\n{result}"

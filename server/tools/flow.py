@@ -54,7 +54,7 @@ async def _switch_mode(ctx: ToolContext, p: SwitchModeParams, paths: list[Worksp
         raise ToolError(f"Already in {current.name} mode.")
 
     async def run() -> str:
-        ctx.session.switch_mode(target.slug, by="model", reason=p.reason, agent=ctx.agent)
+        ctx.session.switch_mode(target.slug, by="model", reason=p.reason, agent=ctx.agent, conversation_id=ctx.conversation_id)
         because = f" because: {p.reason}" if p.reason else ""
         return f"Successfully switched from {current.name} mode to {target.name} mode{because}."
 
