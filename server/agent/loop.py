@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CANCELLED = "Cancelled by the user."
-CANCELLED_TYPE = "Cancelled"
 SKIPPED_AFTER_DENIAL = "Skipped: the user denied an earlier tool call of this reply."
 SKIPPED_AFTER_END = "Skipped: an earlier tool call of this reply ended the turn."
 
@@ -206,7 +205,7 @@ def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error_type: 
 def _close_open_calls(turn: Turn, text: str) -> None:
     """After a cancel, every call of the reply gets a result, so the history stays well formed."""
     for call in list(turn.open_calls):
-        _record_result(turn, call, text, error_type=CANCELLED_TYPE)
+        _record_result(turn, call, text, error_type="Cancelled")
         turn.publish(
             ToolCallUpdate,
             turn_id=turn.turn_id,
@@ -214,5 +213,5 @@ def _close_open_calls(turn: Turn, text: str) -> None:
             name=call.name,
             params=call.arguments,
             status="failed",
-            error=ToolError(type=CANCELLED_TYPE, message=text),
+            error=ToolError(type="Cancelled", message=text),
         )
