@@ -156,3 +156,109 @@ function currentConversation(): string {
   for (const a of session.actions) if (a.type === 'update') return a.update.conversationId;
   return 'c1';
 }
+
+describe('chat webview: approvals in tool cards, denials, stored conversations', () => {
+  let browser: Browser;
+  const conversationId = currentConversation();
+  const setup: Action[] = [
+    ...session.actions.filter((a) => a.type === 'modes' || a.type === 'state'),
+    { type: 'server', server: { status: 'running' } },
+  ];
+  const chat = async (width = 420, actions: Action[] = setup) => {
+    const page = await openChat(browser, { width, height: 700 });
+    await feed(page, toWebview(actions));
+    return page;
+  };
+
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('replays a stored conversation: tool cards, mode changes, a denial with its feedback apart', async () => {
+    const recorded: { messages: unknown[] } = JSON.parse(
+      readFileSync(join(CLIENT_DIR, 'test', 'fixtures', 'history.json'), 'utf8'),
+    );
+    const page = await chat();
+    await feed(page, [{ type: 'action', action: { type: 'history', conversationId: 'conv-h', messages: recorded.messages } }]);
+    await page.locator('.card.tool').first().waitFor();
+    assert.equal(await page.locator('.card.tool').count(), 6);
+    assert.equal(await page.locator('.note.mode-change').count(), 2);
+    const denied = page.locator('.card.tool', { hasText: 'denied' });
+    assert.equal(await denied.locator('.error-message').textContent(), 'The user denied this operation.');
+    assert.equal(await denied.locator('.error-feedback').textContent(), 'Feedback: not there');
+    assert.doesNotMatch((await denied.textContent()) ?? '', /feedback>/);
+    await page.close();
+  });
+
+  it('shows an approval inside the tool card it gates, and a decided one without the pending accent', async () => {
+    const page = await chat();
+    const tool = (status: string): Action => ({
+      type: 'update',
+      update: { conversationId, kind: 'tool_call', turnId: 't', toolCallId: 'w1', name: 'write_to_file', params: { path: 'a.md' }, status } as any,
+    });
+    await feed(page, toWebview([
+      tool('pending'),
+      { type: 'approval', id: 'gated', request: { kind: 'tool', title: 'Create a.md?', detail: '+hi', tool: 'write_to_file', toolCallId: 'w1' } },
+      { type: 'approval', id: 'alone', request: { kind: 'tool', title: 'Create b.md?', detail: '' } },
+    ]));
+    const card = page.locator('.card.tool[data-tool="write_to_file"]');
+    const gated = card.locator('.card.approval[data-approval="gated"]');
+    await gated.waitFor();
+    assert.equal(await page.locator('#log > .card.approval[data-approval="alone"]').count(), 1);
+    // below the card's head
+    const order = await card.evaluate((c) => [...c.children].map((e) => e.className));
+    assert.ok(order.indexOf('approvals') === order.indexOf('head') + 1, order.join(' | '));
+    const border = (l: typeof gated) =>
+      l.evaluate((e) => [getComputedStyle(e).borderLeftWidth, getComputedStyle(e).borderLeftColor]);
+    assert.deepEqual(await border(gated), ['4px', 'rgb(0, 120, 212)']);
+
+    await gated.locator('textarea.feedback').fill('sure');
+    await gated.getByRole('button', { name: 'Approve' }).click();
+    assert.deepEqual(
+      (await posted(page)).filter((m) => m.type === 'approval'),
+      [{ type: 'approval', id: 'gated', decision: 'approve', feedback: 'sure' }],
+    );
+    await feed(page, toWebview([
+      { type: 'approvalAnswered', id: 'gated', response: { decision: 'approve', feedback: 'sure' } },
+      { type: 'approvalCancelled', id: 'alone' },
+      tool('completed'),
+    ]));
+    await card.locator('.status.completed').waitFor();
+    await gated.locator('.decision.approve').waitFor();
+    for (const decided of [gated, page.locator('[data-approval="alone"]')]) {
+      const [width, color] = await border(decided);
+      assert.equal(width, '1px');
+      assert.notEqual(color, 'rgb(0, 120, 212)');
+    }
+    await page.close();
+  });
+
+  it('a denied tool shows the sentence and the feedback apart, without the tags', async () => {
+    const page = await chat();
+    await feed(page, toWebview([
+      {
+        type: 'update',
+        update: {
+          conversationId,
+          kind: 'tool_call',
+          turnId: 't',
+          toolCallId: 'd1',
+          name: 'write_to_file',
+          params: { path: 'a.md' },
+          status: 'failed',
+          error: { type: 'Denied', message: 'The user denied this operation.\n<feedback>\nuse b.md\n</feedback>' },
+        },
+      },
+    ]));
+    const card = page.locator('.card.tool.has-error');
+    await card.waitFor();
+    assert.equal(await card.locator('.error-message').textContent(), 'The user denied this operation.');
+    assert.equal(await card.locator('.error-feedback').textContent(), 'Feedback: use b.md');
+    assert.doesNotMatch((await card.textContent()) ?? '', /feedback>/);
+    await page.close();
+  });
+
+});

@@ -1,6 +1,6 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
-import { Action, Entry, initialView, modeName, reduce, ViewState } from '../protocol/view';
+import { Action, Entry, gatedApprovals, initialView, modeName, reduce, splitFeedback, ViewState } from '../protocol/view';
 import type { FromWebview, ToWebview } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -121,6 +121,8 @@ function renderTool(e: Extract<Entry, { type: 'tool' }>): HTMLElement {
     el('span', `status ${e.status}`, STATUS_LABEL[e.status] ?? e.status),
   );
   card.appendChild(head);
+  // the approval that gates this call goes here (see render)
+  card.appendChild(el('div', 'approvals'));
   const completion = e.name === 'attempt_completion' ? e.params.result : undefined;
   if (typeof completion === 'string' && completion) {
     card.classList.add('completion');
@@ -128,13 +130,15 @@ function renderTool(e: Extract<Entry, { type: 'tool' }>): HTMLElement {
     card.appendChild(el('div', 'completion-text', completion));
   }
   if (e.error) {
+    const { text, feedback } = splitFeedback(e.error.message);
     card.appendChild(
       el(
         'div',
         'error',
         undefined,
         el('div', 'error-type', e.error.type),
-        el('div', 'error-message', e.error.message),
+        el('div', 'error-message', text),
+        feedback ? el('div', 'error-feedback', `Feedback: ${feedback}`) : null,
       ),
     );
   }
@@ -233,6 +237,8 @@ function render() {
   renderPlan();
   const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const keep = new Set<string>();
+  const gated = gatedApprovals(view);
+  const inside = new Set<Entry>([...gated.values()].flat());
   let prev: Element | null = null;
   for (const e of view.entries) {
     keep.add(e.id);
@@ -246,9 +252,19 @@ function render() {
       r = { sig, el: node };
       rendered.set(e.id, r);
     }
+    if (inside.has(e)) continue;
     const want: Element | null = prev ? prev.nextElementSibling : log.firstElementChild;
     if (want !== r.el) log.insertBefore(r.el, want);
     prev = r.el;
+  }
+  // An approval sits in the card of the call it gates; its element (and the feedback typed
+  // into it) outlives a new rendering of the card.
+  for (const [toolId, approvals] of gated) {
+    const slot = rendered.get(toolId)!.el.querySelector('.approvals')!;
+    approvals.forEach((a, i) => {
+      const node = rendered.get(a.id)!.el;
+      if (slot.children[i] !== node) slot.insertBefore(node, slot.children[i] ?? null);
+    });
   }
   for (const [id, r] of rendered) {
     if (!keep.has(id)) {
