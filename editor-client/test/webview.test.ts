@@ -157,13 +157,17 @@ function currentConversation(): string {
   return 'c1';
 }
 
-describe('chat webview: approvals in tool cards, denials, stored conversations', () => {
+describe('chat webview: header, conversation list, approvals in tool cards', () => {
   let browser: Browser;
   const conversationId = currentConversation();
   const setup: Action[] = [
     ...session.actions.filter((a) => a.type === 'modes' || a.type === 'state'),
     { type: 'server', server: { status: 'running' } },
   ];
+  const turnStarted: Action = {
+    type: 'update',
+    update: { conversationId, kind: 'turn_started', turnId: 'turn-now', agent: 'modus' },
+  };
   const chat = async (width = 420, actions: Action[] = setup) => {
     const page = await openChat(browser, { width, height: 700 });
     await feed(page, toWebview(actions));
@@ -175,6 +179,81 @@ describe('chat webview: approvals in tool cards, denials, stored conversations',
   });
   after(async () => {
     await browser?.close();
+  });
+
+  for (const width of [250, 300, 500]) {
+    it(`fits the header in ${width}px while a turn runs`, async () => {
+      const page = await chat(width, [...setup, turnStarted]);
+      const names = ['Cancel', 'History', 'New conversation'];
+      for (const name of names) await page.getByRole('button', { name, exact: true }).waitFor();
+      const controls = ['#mode', '#phase', '#busy', '#cancel', '#history', '#new'];
+      const boxes = [];
+      for (const selector of controls) {
+        const box = await page.locator(selector).boundingBox();
+        assert.ok(box && box.width > 0, `${selector} is shown`);
+        assert.ok(box.x >= 0 && box.x + box.width <= width, `${selector} lies inside 0..${width}: ${JSON.stringify(box)}`);
+        boxes.push({ selector, ...box });
+      }
+      for (const a of boxes) {
+        for (const b of boxes) {
+          if (a === b) continue;
+          const apart = a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
+          assert.ok(apart, `${a.selector} and ${b.selector} overlap`);
+        }
+      }
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, 'no horizontal scrolling');
+      await page.close();
+    });
+  }
+
+  it('History lists the conversations, opens one, closes on Escape and on the button', async () => {
+    const page = await chat();
+    const history = page.getByRole('button', { name: 'History', exact: true });
+    const panel = page.locator('#conversations');
+    await history.click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'listConversations'), [{ type: 'listConversations' }]);
+    await panel.getByText('Loading…').waitFor();
+    assert.equal(await history.getAttribute('aria-expanded'), 'true');
+
+    const fiveMinutesAgo = new Date(Date.now() - 5.5 * 60_000).toISOString();
+    const list = [
+      { id: conversationId, title: 'Build a tiny greeting app', createdAt: fiveMinutesAgo, updatedAt: fiveMinutesAgo, mode: 'architect', messages: 12 },
+      { id: 'conv-older', title: 'Fix the <b>tests</b>', createdAt: '2025-01-15T10:00:00Z', updatedAt: '2025-01-15T10:00:00Z', mode: 'code', messages: 3 },
+    ];
+    await feed(page, toWebview([{ type: 'conversations', conversations: list }]));
+    const items = panel.locator('.conversation');
+    assert.equal(await items.count(), 2);
+    assert.equal(await items.nth(0).locator('.conversation-title').textContent(), 'Build a tiny greeting app');
+    assert.match((await items.nth(0).textContent()) ?? '', /Architect.*5 min ago.*12 messages/);
+    assert.equal(await items.nth(0).getAttribute('aria-current'), 'true');
+    assert.equal(await items.nth(1).getAttribute('aria-current'), null);
+    assert.equal(await items.nth(1).locator('.conversation-title').textContent(), 'Fix the <b>tests</b>');
+    assert.match((await items.nth(1).textContent()) ?? '', /Code.*2025/);
+
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'hidden' });
+    assert.equal(await history.getAttribute('aria-expanded'), 'false');
+
+    // open again: asked again; by keyboard, Enter on an item opens it and closes the list
+    await history.click();
+    await panel.getByText('Loading…').waitFor();
+    await feed(page, toWebview([{ type: 'conversations', conversations: list }]));
+    await items.nth(1).focus();
+    await page.keyboard.press('Enter');
+    await panel.waitFor({ state: 'hidden' });
+    const asked = (await posted(page)).filter((m) => m.type === 'listConversations' || m.type === 'openConversation');
+    assert.deepEqual(asked, [
+      { type: 'listConversations' },
+      { type: 'listConversations' },
+      { type: 'openConversation', conversationId: 'conv-older' },
+    ]);
+
+    await history.click();
+    await feed(page, toWebview([{ type: 'conversations', conversations: [] }]));
+    await panel.getByText('No earlier conversations.').waitFor();
+    await history.click();
+    await panel.waitFor({ state: 'hidden' });
+    await page.close();
   });
 
   it('replays a stored conversation: tool cards, mode changes, a denial with its feedback apart', async () => {

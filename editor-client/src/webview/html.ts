@@ -36,15 +36,20 @@ export function chatHtml(o: HtmlOptions): string {
 </head>
 <body>
 <header id="bar">
-  <label class="mode">Mode <select id="mode" aria-label="Mode"></select></label>
+  <label class="mode"><span class="mode-label">Mode</span><select id="mode" aria-label="Mode" title="Mode"></select></label>
   <span id="phase" class="badge" title="Phase"></span>
-  <span id="busy" class="busy" hidden>working…</span>
-  <span class="spacer"></span>
-  <button id="cancel" class="secondary" title="Cancel the running turn" hidden>Cancel</button>
-  <button id="new" class="secondary" title="New conversation">New</button>
+  <span id="busy" class="busy" role="status" aria-label="Working" title="Working…" hidden><span class="spinner"></span><span class="busy-text" aria-hidden="true">working…</span></span>
+  <span class="actions">
+    <button id="cancel" type="button" class="icon" data-icon="stop" title="Cancel the running turn" aria-label="Cancel" hidden></button>
+    <button id="history" type="button" class="icon" data-icon="history" title="Earlier conversations" aria-label="History" aria-expanded="false" aria-controls="conversations"></button>
+    <button id="new" type="button" class="icon" data-icon="plus" title="New conversation" aria-label="New conversation"></button>
+  </span>
 </header>
-<section id="plan" hidden></section>
-<main id="log" aria-live="polite"></main>
+<div id="content">
+  <section id="plan" hidden></section>
+  <main id="log" aria-live="polite"></main>
+  <section id="conversations" aria-label="Earlier conversations" hidden></section>
+</div>
 <form id="composer">
   <textarea id="input" rows="3" placeholder="Ask Modus… (Enter to send, Shift+Enter for a new line)" aria-label="Message"></textarea>
   <button id="send" type="submit">Send</button>
