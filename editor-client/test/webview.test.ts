@@ -20,7 +20,7 @@ describe('chat webview (headless Chromium)', () => {
   before(async () => {
     browser = await launch();
     page = await openChat(browser);
-    await feed(page, toWebview(session.actions));
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, ...session.actions]));
   });
   after(async () => {
     await browser?.close();
@@ -157,7 +157,7 @@ function currentConversation(): string {
   return 'c1';
 }
 
-describe('chat webview: header, conversation list, approvals in tool cards', () => {
+describe('chat webview: header, conversation list, server status, approvals in tool cards', () => {
   let browser: Browser;
   const conversationId = currentConversation();
   const setup: Action[] = [
@@ -340,4 +340,40 @@ describe('chat webview: header, conversation list, approvals in tool cards', () 
     await page.close();
   });
 
+  it('while the server starts, Send waits; when it failed, the composer gives way to the fixes', async () => {
+    const page = await chat(420, []);
+    const send = page.getByRole('button', { name: 'Send' });
+    await page.getByText('Starting the Modus server…').waitFor();
+    assert.equal(await send.isDisabled(), true);
+    await page.locator('#input').fill('too early');
+    await page.locator('#input').press('Enter');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'send'), []);
+    assert.equal(await page.locator('#input').inputValue(), 'too early', 'the text stays');
+
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }]));
+    assert.equal(await send.isDisabled(), false);
+    assert.equal(await page.getByText('Starting the Modus server…').isVisible(), false);
+
+    const error = "No module named 'pygls' <script>";
+    await feed(page, toWebview([{ type: 'server', server: { status: 'failed', error } }]));
+    const panel = page.locator('#server');
+    await panel.waitFor();
+    assert.equal(await page.locator('#composer').isVisible(), false);
+    assert.equal(await panel.locator('.server-error').textContent(), error);
+    const fixes: [string, string][] = [
+      ['Select Python Interpreter', 'pickInterpreter'],
+      ['Open Setting', 'openSettings'],
+      ['Show Install Command', 'showInstall'],
+      ['Retry', 'restart'],
+    ];
+    for (const [name] of fixes) await panel.getByRole('button', { name, exact: true }).click();
+    assert.deepEqual(
+      (await posted(page)).filter((m) => m.type === 'fixServer'),
+      fixes.map(([, fix]) => ({ type: 'fixServer', fix })),
+    );
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }]));
+    await page.locator('#composer').waitFor();
+    assert.equal(await panel.isVisible(), false);
+    await page.close();
+  });
 });

@@ -50,10 +50,22 @@ export function chatHtml(o: HtmlOptions): string {
   <main id="log" aria-live="polite"></main>
   <section id="conversations" aria-label="Earlier conversations" hidden></section>
 </div>
+<div id="starting" class="hint" role="status" hidden>Starting the Modus server…</div>
 <form id="composer">
   <textarea id="input" rows="3" placeholder="Ask Modus… (Enter to send, Shift+Enter for a new line)" aria-label="Message"></textarea>
   <button id="send" type="submit">Send</button>
 </form>
+<section id="server" role="alert" hidden>
+  <div class="server-title">The Modus server is not running.</div>
+  <div class="server-error"></div>
+  <div class="buttons">
+    <button type="button" data-fix="pickInterpreter">Select Python Interpreter</button>
+    <button type="button" class="secondary" data-fix="openSettings">Open Setting</button>
+    <button type="button" class="secondary" data-fix="showInstall">Show Install Command</button>
+    <button type="button" class="secondary" data-fix="showLog">Show Log</button>
+    <button type="button" class="secondary" data-fix="restart">Retry</button>
+  </div>
+</section>
 <script nonce="${attr(o.nonce)}" src="${attr(o.scriptUri)}"></script>
 </body>
 </html>`;

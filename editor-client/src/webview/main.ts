@@ -2,7 +2,7 @@
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
 import type { ConversationSummary } from '../protocol/generated';
 import { Action, Entry, gatedApprovals, initialView, modeName, reduce, splitFeedback, ViewState } from '../protocol/view';
-import type { FromWebview, ToWebview } from './messages';
+import type { FromWebview, ServerFix, ToWebview } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 
@@ -18,7 +18,11 @@ const cancel = $<HTMLButtonElement>('cancel');
 const historyButton = $<HTMLButtonElement>('history');
 const planBox = $<HTMLElement>('plan');
 const listBox = $<HTMLElement>('conversations');
+const composer = $<HTMLFormElement>('composer');
 const input = $<HTMLTextAreaElement>('input');
+const sendButton = $<HTMLButtonElement>('send');
+const starting = $<HTMLElement>('starting');
+const serverBox = $<HTMLElement>('server');
 
 let view: ViewState = initialView();
 /** whether the conversation list is shown (in place of the log) */
@@ -291,6 +295,15 @@ function showList(open: boolean) {
   if (!open) historyButton.focus();
 }
 
+function renderServer() {
+  const status = view.server.status;
+  serverBox.hidden = status !== 'failed';
+  composer.hidden = status === 'failed';
+  starting.hidden = status !== 'starting';
+  sendButton.disabled = status !== 'running';
+  serverBox.querySelector('.server-error')!.textContent = view.server.error ?? '';
+}
+
 function renderPlan() {
   const plan = view.plan;
   const todos = view.todos;
@@ -320,6 +333,7 @@ function render() {
   renderHeader();
   renderPlan();
   renderList();
+  renderServer();
   const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const keep = new Set<string>();
   const gated = gatedApprovals(view);
@@ -376,12 +390,12 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
 
 function send() {
   const text = input.value.trim();
-  if (!text) return;
+  if (!text || view.server.status !== 'running') return;
   post({ type: 'send', text });
   input.value = '';
 }
 
-$<HTMLFormElement>('composer').addEventListener('submit', (ev) => {
+composer.addEventListener('submit', (ev) => {
   ev.preventDefault();
   send();
 });
@@ -403,6 +417,9 @@ document.addEventListener('keydown', (ev) => {
     showList(false);
   }
 });
+serverBox.querySelectorAll<HTMLButtonElement>('button[data-fix]').forEach((b) =>
+  b.addEventListener('click', () => post({ type: 'fixServer', fix: b.dataset.fix as ServerFix })),
+);
 document.querySelectorAll<HTMLElement>('[data-icon]').forEach((b) => b.appendChild(icon(b.dataset.icon!)));
 
 render();
