@@ -266,6 +266,7 @@ describe('chat webview: header, conversation list, server status, approvals in t
     assert.equal(await page.locator('.card.tool').count(), 6);
     assert.equal(await page.locator('.note.mode-change').count(), 2);
     const denied = page.locator('.card.tool', { hasText: 'denied' });
+    assert.equal(await denied.locator('.error-type').textContent(), 'Denied');
     assert.equal(await denied.locator('.error-message').textContent(), 'The user denied this operation.');
     assert.equal(await denied.locator('.error-feedback').textContent(), 'Feedback: not there');
     assert.doesNotMatch((await denied.textContent()) ?? '', /feedback>/);
