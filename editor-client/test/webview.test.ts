@@ -20,7 +20,7 @@ describe('chat webview (headless Chromium)', () => {
   before(async () => {
     browser = await launch();
     page = await openChat(browser);
-    await feed(page, toWebview(session.actions));
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, ...session.actions]));
   });
   after(async () => {
     await browser?.close();
@@ -156,3 +156,225 @@ function currentConversation(): string {
   for (const a of session.actions) if (a.type === 'update') return a.update.conversationId;
   return 'c1';
 }
+
+describe('chat webview: header, conversation list, server status, approvals in tool cards', () => {
+  let browser: Browser;
+  const conversationId = currentConversation();
+  const setup: Action[] = [
+    ...session.actions.filter((a) => a.type === 'modes' || a.type === 'state'),
+    { type: 'server', server: { status: 'running' } },
+  ];
+  const turnStarted: Action = {
+    type: 'update',
+    update: { conversationId, kind: 'turn_started', turnId: 'turn-now', agent: 'modus' },
+  };
+  const chat = async (width = 420, actions: Action[] = setup) => {
+    const page = await openChat(browser, { width, height: 700 });
+    await feed(page, toWebview(actions));
+    return page;
+  };
+
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  for (const width of [250, 300, 500]) {
+    it(`fits the header in ${width}px while a turn runs`, async () => {
+      const page = await chat(width, [...setup, turnStarted]);
+      const names = ['Cancel', 'History', 'New conversation'];
+      for (const name of names) await page.getByRole('button', { name, exact: true }).waitFor();
+      const controls = ['#mode', '#phase', '#busy', '#cancel', '#history', '#new'];
+      const boxes = [];
+      for (const selector of controls) {
+        const box = await page.locator(selector).boundingBox();
+        assert.ok(box && box.width > 0, `${selector} is shown`);
+        assert.ok(box.x >= 0 && box.x + box.width <= width, `${selector} lies inside 0..${width}: ${JSON.stringify(box)}`);
+        boxes.push({ selector, ...box });
+      }
+      for (const a of boxes) {
+        for (const b of boxes) {
+          if (a === b) continue;
+          const apart = a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
+          assert.ok(apart, `${a.selector} and ${b.selector} overlap`);
+        }
+      }
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, 'no horizontal scrolling');
+      await page.close();
+    });
+  }
+
+  it('History lists the conversations, opens one, closes on Escape and on the button', async () => {
+    const page = await chat();
+    const history = page.getByRole('button', { name: 'History', exact: true });
+    const panel = page.locator('#conversations');
+    await history.click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'listConversations'), [{ type: 'listConversations' }]);
+    await panel.getByText('Loading…').waitFor();
+    assert.equal(await history.getAttribute('aria-expanded'), 'true');
+
+    const fiveMinutesAgo = new Date(Date.now() - 5.5 * 60_000).toISOString();
+    const list = [
+      { id: conversationId, title: 'Build a tiny greeting app', createdAt: fiveMinutesAgo, updatedAt: fiveMinutesAgo, mode: 'architect', messages: 12 },
+      { id: 'conv-older', title: 'Fix the <b>tests</b>', createdAt: '2025-01-15T10:00:00Z', updatedAt: '2025-01-15T10:00:00Z', mode: 'code', messages: 3 },
+    ];
+    await feed(page, toWebview([{ type: 'conversations', conversations: list }]));
+    const items = panel.locator('.conversation');
+    assert.equal(await items.count(), 2);
+    assert.equal(await items.nth(0).locator('.conversation-title').textContent(), 'Build a tiny greeting app');
+    assert.match((await items.nth(0).textContent()) ?? '', /Architect.*5 min ago.*12 messages/);
+    assert.equal(await items.nth(0).getAttribute('aria-current'), 'true');
+    assert.equal(await items.nth(1).getAttribute('aria-current'), null);
+    assert.equal(await items.nth(1).locator('.conversation-title').textContent(), 'Fix the <b>tests</b>');
+    assert.match((await items.nth(1).textContent()) ?? '', /Code.*2025/);
+
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'hidden' });
+    assert.equal(await history.getAttribute('aria-expanded'), 'false');
+
+    // open again: asked again; by keyboard, Enter on an item opens it and closes the list
+    await history.click();
+    await panel.getByText('Loading…').waitFor();
+    await feed(page, toWebview([{ type: 'conversations', conversations: list }]));
+    await items.nth(1).focus();
+    await page.keyboard.press('Enter');
+    await panel.waitFor({ state: 'hidden' });
+    const asked = (await posted(page)).filter((m) => m.type === 'listConversations' || m.type === 'openConversation');
+    assert.deepEqual(asked, [
+      { type: 'listConversations' },
+      { type: 'listConversations' },
+      { type: 'openConversation', conversationId: 'conv-older' },
+    ]);
+
+    await history.click();
+    await feed(page, toWebview([{ type: 'conversations', conversations: [] }]));
+    await panel.getByText('No earlier conversations.').waitFor();
+    await history.click();
+    await panel.waitFor({ state: 'hidden' });
+    await page.close();
+  });
+
+  it('replays a stored conversation: tool cards, mode changes, a denial with its feedback apart', async () => {
+    const recorded: { messages: unknown[] } = JSON.parse(
+      readFileSync(join(CLIENT_DIR, 'test', 'fixtures', 'history.json'), 'utf8'),
+    );
+    const page = await chat();
+    await feed(page, [{ type: 'action', action: { type: 'history', conversationId: 'conv-h', messages: recorded.messages } }]);
+    await page.locator('.card.tool').first().waitFor();
+    assert.equal(await page.locator('.card.tool').count(), 6);
+    assert.equal(await page.locator('.note.mode-change').count(), 2);
+    const denied = page.locator('.card.tool', { hasText: 'denied' });
+    assert.equal(await denied.locator('.error-type').textContent(), 'Denied');
+    assert.equal(await denied.locator('.error-message').textContent(), 'The user denied this operation.');
+    assert.equal(await denied.locator('.error-feedback').textContent(), 'Feedback: not there');
+    assert.doesNotMatch((await denied.textContent()) ?? '', /feedback>/);
+    await page.close();
+  });
+
+  it('shows an approval inside the tool card it gates, and a decided one without the pending accent', async () => {
+    const page = await chat();
+    const tool = (status: string): Action => ({
+      type: 'update',
+      update: { conversationId, kind: 'tool_call', turnId: 't', toolCallId: 'w1', name: 'write_to_file', params: { path: 'a.md' }, status } as any,
+    });
+    await feed(page, toWebview([
+      tool('pending'),
+      { type: 'approval', id: 'gated', request: { kind: 'tool', title: 'Create a.md?', detail: '+hi', tool: 'write_to_file', toolCallId: 'w1' } },
+      { type: 'approval', id: 'alone', request: { kind: 'tool', title: 'Create b.md?', detail: '' } },
+    ]));
+    const card = page.locator('.card.tool[data-tool="write_to_file"]');
+    const gated = card.locator('.card.approval[data-approval="gated"]');
+    await gated.waitFor();
+    assert.equal(await page.locator('#log > .card.approval[data-approval="alone"]').count(), 1);
+    // below the card's head
+    const order = await card.evaluate((c) => [...c.children].map((e) => e.className));
+    assert.ok(order.indexOf('approvals') === order.indexOf('head') + 1, order.join(' | '));
+    const border = (l: typeof gated) =>
+      l.evaluate((e) => [getComputedStyle(e).borderLeftWidth, getComputedStyle(e).borderLeftColor]);
+    assert.deepEqual(await border(gated), ['4px', 'rgb(0, 120, 212)']);
+
+    await gated.locator('textarea.feedback').fill('sure');
+    await gated.getByRole('button', { name: 'Approve' }).click();
+    assert.deepEqual(
+      (await posted(page)).filter((m) => m.type === 'approval'),
+      [{ type: 'approval', id: 'gated', decision: 'approve', feedback: 'sure' }],
+    );
+    await feed(page, toWebview([
+      { type: 'approvalAnswered', id: 'gated', response: { decision: 'approve', feedback: 'sure' } },
+      { type: 'approvalCancelled', id: 'alone' },
+      tool('completed'),
+    ]));
+    await card.locator('.status.completed').waitFor();
+    await gated.locator('.decision.approve').waitFor();
+    for (const decided of [gated, page.locator('[data-approval="alone"]')]) {
+      const [width, color] = await border(decided);
+      assert.equal(width, '1px');
+      assert.notEqual(color, 'rgb(0, 120, 212)');
+    }
+    await page.close();
+  });
+
+  it('a denied tool shows the sentence and the feedback apart, without the tags', async () => {
+    const page = await chat();
+    await feed(page, toWebview([
+      {
+        type: 'update',
+        update: {
+          conversationId,
+          kind: 'tool_call',
+          turnId: 't',
+          toolCallId: 'd1',
+          name: 'write_to_file',
+          params: { path: 'a.md' },
+          status: 'failed',
+          error: { type: 'Denied', message: 'The user denied this operation.\n<feedback>\nuse b.md\n</feedback>' },
+        },
+      },
+    ]));
+    const card = page.locator('.card.tool.has-error');
+    await card.waitFor();
+    assert.equal(await card.locator('.error-message').textContent(), 'The user denied this operation.');
+    assert.equal(await card.locator('.error-feedback').textContent(), 'Feedback: use b.md');
+    assert.doesNotMatch((await card.textContent()) ?? '', /feedback>/);
+    await page.close();
+  });
+
+  it('while the server starts, Send waits; when it failed, the composer gives way to the fixes', async () => {
+    const page = await chat(420, []);
+    const send = page.getByRole('button', { name: 'Send' });
+    await page.getByText('Starting the Modus server…').waitFor();
+    assert.equal(await send.isDisabled(), true);
+    await page.locator('#input').fill('too early');
+    await page.locator('#input').press('Enter');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'send'), []);
+    assert.equal(await page.locator('#input').inputValue(), 'too early', 'the text stays');
+
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }]));
+    assert.equal(await send.isDisabled(), false);
+    assert.equal(await page.getByText('Starting the Modus server…').isVisible(), false);
+
+    const error = "No module named 'pygls' <script>";
+    await feed(page, toWebview([{ type: 'server', server: { status: 'failed', error } }]));
+    const panel = page.locator('#server');
+    await panel.waitFor();
+    assert.equal(await page.locator('#composer').isVisible(), false);
+    assert.equal(await panel.locator('.server-error').textContent(), error);
+    const fixes: [string, string][] = [
+      ['Select Python Interpreter', 'pickInterpreter'],
+      ['Open Setting', 'openSettings'],
+      ['Show Install Command', 'showInstall'],
+      ['Retry', 'restart'],
+    ];
+    for (const [name] of fixes) await panel.getByRole('button', { name, exact: true }).click();
+    assert.deepEqual(
+      (await posted(page)).filter((m) => m.type === 'fixServer'),
+      fixes.map(([, fix]) => ({ type: 'fixServer', fix })),
+    );
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }]));
+    await page.locator('#composer').waitFor();
+    assert.equal(await panel.isVisible(), false);
+    await page.close();
+  });
+});

@@ -134,7 +134,14 @@ export function reduce(view: ViewState, action: Action): ViewState {
     case 'approvalCancelled':
       return patch(view, action.id, 'approval', (e) => (e.status === 'pending' ? { ...e, status: 'cancelled' } : e));
     case 'newConversation':
-      return { ...view, conversationId: action.conversationId, entries: [], running: [], plan: null, todos: [] };
+      return {
+        ...view,
+        conversationId: action.conversationId,
+        entries: pendingApprovals(view),
+        running: [],
+        plan: null,
+        todos: [],
+      };
     case 'sent':
       return { ...view, conversationId: action.result.conversationId };
     case 'error':
@@ -148,15 +155,72 @@ export function reduce(view: ViewState, action: Action): ViewState {
   }
 }
 
-/** The entries a stored conversation shows. */
+/**
+ * The entries a stored conversation (`modus/chat/history`) shows, as the live updates showed them:
+ * tool cards come from an assistant message's `metadata.toolCalls`, with the ids live updates use
+ * (`tool:<toolCallId>`), and get their outcome from the `tool` message that answers them. The
+ * server answers every call, even a cancelled or interrupted one, so a call without an answer
+ * belongs to a turn still running: pending while it is in the last reply (the live updates go on
+ * with the same card), else failed as Interrupted. A model's switch_mode that succeeded shows the
+ * mode change after its card; a switch the user made is not in the history. Approvals still
+ * waiting for an answer stay, after the conversation.
+ */
 function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[]): ViewState {
   let next: ViewState = { ...view, conversationId, entries: [], running: [], plan: null, todos: [] };
-  for (const m of messages) {
+  const answered = new Set(messages.filter((m) => m.role === 'tool').map((m) => m.metadata.toolCallId));
+  const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
+  let mode: unknown; // the mode of the latest reply
+  messages.forEach((m, i) => {
     if (m.role === 'user') next = pushLocal(next, (id) => ({ type: 'user', id, text: m.text }));
-    else if (m.role === 'assistant' && m.text) next = pushAssistant(next, { agent: m.agent ?? undefined, text: m.text }, false);
     else if (m.role === 'system') next = pushLocal(next, (id) => ({ type: 'system', id, text: m.text }));
+    else if (m.role === 'tool') next = storedResult(next, m, mode);
+    else {
+      mode = m.metadata.mode;
+      if (m.text) next = pushAssistant(next, { agent: m.agent ?? undefined, text: m.text }, false);
+      for (const c of storedCalls(m.metadata.toolCalls)) {
+        const lost = !answered.has(c.id) && i !== lastReply;
+        next = push(next, {
+          type: 'tool',
+          id: `tool:${c.id}`,
+          name: c.name,
+          params: c.arguments,
+          status: lost ? 'failed' : 'pending',
+          error: lost ? { type: 'Interrupted', message: 'No result was recorded for this call.' } : undefined,
+        });
+      }
+    }
+  });
+  return { ...next, entries: [...next.entries, ...pendingApprovals(view)] };
+}
+
+/** `metadata.toolCalls` of a stored assistant message: [{id, name, arguments}]. */
+function storedCalls(value: unknown): { id: string; name: string; arguments: Record<string, unknown> }[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter((c) => c && typeof c.id === 'string' && typeof c.name === 'string')
+    .map((c) => ({ id: c.id, name: c.name, arguments: c.arguments && typeof c.arguments === 'object' ? c.arguments : {} }));
+}
+
+/** A stored `tool` message: the outcome of the card of `metadata.toolCallId`. */
+function storedResult(view: ViewState, m: HistoryMessage, mode: unknown): ViewState {
+  const { toolCallId, isError, errorType } = m.metadata;
+  const id = `tool:${toolCallId}`;
+  const call = view.entries.find((e) => e.id === id);
+  if (call?.type !== 'tool') return view;
+  if (isError === true) {
+    const error = { type: typeof errorType === 'string' ? errorType : 'Error', message: m.text };
+    return patch(view, id, 'tool', (e) => ({ ...e, status: 'failed', error }));
   }
-  return next;
+  view = patch(view, id, 'tool', (e) => ({ ...e, status: 'completed', result: m.text }));
+  const to = call.params.mode_slug;
+  if (call.name !== 'switch_mode' || typeof mode !== 'string' || typeof to !== 'string') return view;
+  const reason = typeof call.params.reason === 'string' ? call.params.reason : undefined;
+  return insertAfter(view, id, (nid) => ({ type: 'mode', id: nid, from: mode, to, reason, by: 'model' }));
+}
+
+/** The approvals still waiting for an answer: a turn is blocked on each, whatever is shown. */
+function pendingApprovals(view: ViewState): Entry[] {
+  return view.entries.filter((e) => e.type === 'approval' && e.status === 'pending');
 }
 
 function applyUpdate(view: ViewState, u: Update): ViewState {
@@ -261,6 +325,12 @@ function pushLocal(view: ViewState, make: (id: string) => Entry): ViewState {
   return push({ ...view, seq }, make(`e${seq}`));
 }
 
+function insertAfter(view: ViewState, after: string, make: (id: string) => Entry): ViewState {
+  const seq = view.seq + 1;
+  const at = view.entries.findIndex((e) => e.id === after) + 1;
+  return { ...view, seq, entries: [...view.entries.slice(0, at), make(`e${seq}`), ...view.entries.slice(at)] };
+}
+
 function pushAssistant(
   view: ViewState,
   u: { turnId?: string; agent?: string; text: string },
@@ -281,28 +351,61 @@ function patch<T extends Entry['type']>(
   };
 }
 
-/** What a user reads in the view, one line per entry: handy for tests and logs. */
+/**
+ * The approvals shown inside the tool card they gate (`request.toolCallId`), by tool entry id.
+ * An approval whose call has no card stands on its own.
+ */
+export function gatedApprovals(view: ViewState): Map<string, Extract<Entry, { type: 'approval' }>[]> {
+  const tools = new Set(view.entries.filter((e) => e.type === 'tool').map((e) => e.id));
+  const gated = new Map<string, Extract<Entry, { type: 'approval' }>[]>();
+  for (const e of view.entries) {
+    const host = e.type === 'approval' && e.request.toolCallId ? `tool:${e.request.toolCallId}` : '';
+    if (e.type === 'approval' && tools.has(host)) gated.set(host, [...(gated.get(host) ?? []), e]);
+  }
+  return gated;
+}
+
+/** A denial's message without the `<feedback>` block the server appends, and that feedback. */
+export function splitFeedback(message: string): { text: string; feedback?: string } {
+  const m = /^([\s\S]*?)\s*<feedback>\n?([\s\S]*?)\n?<\/feedback>\s*$/.exec(message);
+  return m ? { text: m[1], feedback: m[2].trim() } : { text: message };
+}
+
+/**
+ * What a user reads in the view, one line per entry, in the order shown (an approval inside its
+ * tool card is indented under it): handy for tests and logs.
+ */
 export function describe(view: ViewState): string[] {
-  return view.entries.map((e) => {
-    switch (e.type) {
-      case 'user':
-        return `user: ${e.text}`;
-      case 'assistant':
-        return `assistant: ${e.text}`;
-      case 'system':
-        return `system: ${e.text}`;
-      case 'tool':
-        return `tool ${e.name} ${e.status}${e.error ? ` ${e.error.type}: ${e.error.message}` : ''}`;
-      case 'mode':
-        return `mode ${e.from} -> ${e.to}`;
-      case 'phase':
-        return `phase ${e.from} -> ${e.to}`;
-      case 'approval':
-        return `approval ${e.request.kind} ${e.status}: ${e.request.title}`;
-      case 'turn':
-        return `turn ${e.outcome}`;
-      case 'error':
-        return `error: ${e.text}`;
-    }
+  const gated = gatedApprovals(view);
+  const inside = new Set<Entry>([...gated.values()].flat());
+  return view.entries.flatMap((e) => {
+    if (inside.has(e)) return [];
+    return [line(e), ...(gated.get(e.id) ?? []).map((a) => `  ${line(a)}`)];
   });
+}
+
+function line(e: Entry): string {
+  switch (e.type) {
+    case 'user':
+      return `user: ${e.text}`;
+    case 'assistant':
+      return `assistant: ${e.text}`;
+    case 'system':
+      return `system: ${e.text}`;
+    case 'tool': {
+      if (!e.error) return `tool ${e.name} ${e.status}`;
+      const { text, feedback } = splitFeedback(e.error.message);
+      return `tool ${e.name} ${e.status} ${e.error.type}: ${text}${feedback ? ` (feedback: ${feedback})` : ''}`;
+    }
+    case 'mode':
+      return `mode ${e.from} -> ${e.to}`;
+    case 'phase':
+      return `phase ${e.from} -> ${e.to}`;
+    case 'approval':
+      return `approval ${e.request.kind} ${e.status}: ${e.request.title}`;
+    case 'turn':
+      return `turn ${e.outcome}`;
+    case 'error':
+      return `error: ${e.text}`;
+  }
 }

@@ -36,19 +36,36 @@ export function chatHtml(o: HtmlOptions): string {
 </head>
 <body>
 <header id="bar">
-  <label class="mode">Mode <select id="mode" aria-label="Mode"></select></label>
+  <label class="mode"><span class="mode-label">Mode</span><select id="mode" aria-label="Mode" title="Mode"></select></label>
   <span id="phase" class="badge" title="Phase"></span>
-  <span id="busy" class="busy" hidden>working…</span>
-  <span class="spacer"></span>
-  <button id="cancel" class="secondary" title="Cancel the running turn" hidden>Cancel</button>
-  <button id="new" class="secondary" title="New conversation">New</button>
+  <span id="busy" class="busy" role="status" aria-label="Working" title="Working…" hidden><span class="spinner"></span><span class="busy-text" aria-hidden="true">working…</span></span>
+  <span class="actions">
+    <button id="cancel" type="button" class="icon" data-icon="stop" title="Cancel the running turn" aria-label="Cancel" hidden></button>
+    <button id="history" type="button" class="icon" data-icon="history" title="Earlier conversations" aria-label="History" aria-expanded="false" aria-controls="conversations"></button>
+    <button id="new" type="button" class="icon" data-icon="plus" title="New conversation" aria-label="New conversation"></button>
+  </span>
 </header>
-<section id="plan" hidden></section>
-<main id="log" aria-live="polite"></main>
+<div id="content">
+  <section id="plan" hidden></section>
+  <main id="log" aria-live="polite"></main>
+  <section id="conversations" aria-label="Earlier conversations" hidden></section>
+</div>
+<div id="starting" class="hint" role="status" hidden>Starting the Modus server…</div>
 <form id="composer">
   <textarea id="input" rows="3" placeholder="Ask Modus… (Enter to send, Shift+Enter for a new line)" aria-label="Message"></textarea>
   <button id="send" type="submit">Send</button>
 </form>
+<section id="server" role="alert" hidden>
+  <div class="server-title">The Modus server is not running.</div>
+  <div class="server-error"></div>
+  <div class="buttons">
+    <button type="button" data-fix="pickInterpreter">Select Python Interpreter</button>
+    <button type="button" class="secondary" data-fix="openSettings">Open Setting</button>
+    <button type="button" class="secondary" data-fix="showInstall">Show Install Command</button>
+    <button type="button" class="secondary" data-fix="showLog">Show Log</button>
+    <button type="button" class="secondary" data-fix="restart">Retry</button>
+  </div>
+</section>
 <script nonce="${attr(o.nonce)}" src="${attr(o.scriptUri)}"></script>
 </body>
 </html>`;

@@ -1,7 +1,8 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
-import { Action, Entry, initialView, modeName, reduce, ViewState } from '../protocol/view';
-import type { FromWebview, ToWebview } from './messages';
+import type { ConversationSummary } from '../protocol/generated';
+import { Action, Entry, gatedApprovals, initialView, modeName, reduce, splitFeedback, ViewState } from '../protocol/view';
+import type { FromWebview, ServerFix, ToWebview } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 
@@ -14,10 +15,18 @@ const modeSelect = $<HTMLSelectElement>('mode');
 const phase = $<HTMLElement>('phase');
 const busy = $<HTMLElement>('busy');
 const cancel = $<HTMLButtonElement>('cancel');
+const historyButton = $<HTMLButtonElement>('history');
 const planBox = $<HTMLElement>('plan');
+const listBox = $<HTMLElement>('conversations');
+const composer = $<HTMLFormElement>('composer');
 const input = $<HTMLTextAreaElement>('input');
+const sendButton = $<HTMLButtonElement>('send');
+const starting = $<HTMLElement>('starting');
+const serverBox = $<HTMLElement>('server');
 
 let view: ViewState = initialView();
+/** whether the conversation list is shown (in place of the log) */
+let listOpen = false;
 /** rendered entries: id -> (signature of the entry it shows, element) */
 const rendered = new Map<string, { sig: string; el: HTMLElement }>();
 
@@ -39,6 +48,29 @@ function button(label: string, cls: string, onClick: () => void): HTMLButtonElem
   b.type = 'button';
   b.addEventListener('click', onClick);
   return b;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+/** The header's icons (16×16, stroked in the text colour unless they say otherwise). */
+const ICONS: Record<string, [string, Record<string, string>][]> = {
+  stop: [['rect', { x: '4', y: '4', width: '8', height: '8', rx: '1', fill: 'currentColor', stroke: 'none' }]],
+  plus: [['path', { d: 'M8 3v10M3 8h10' }]],
+  history: [
+    ['circle', { cx: '8', cy: '8', r: '5.5' }],
+    ['path', { d: 'M8 5v3.2l2.2 1.6' }],
+  ],
+};
+
+function icon(name: string): SVGSVGElement {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('aria-hidden', 'true');
+  for (const [tag, attrs] of ICONS[name] ?? []) {
+    const shape = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs)) shape.setAttribute(k, v);
+    svg.appendChild(shape);
+  }
+  return svg;
 }
 
 /** A unified diff (or any text) with added/removed lines tinted. */
@@ -121,6 +153,8 @@ function renderTool(e: Extract<Entry, { type: 'tool' }>): HTMLElement {
     el('span', `status ${e.status}`, STATUS_LABEL[e.status] ?? e.status),
   );
   card.appendChild(head);
+  // the approval that gates this call goes here (see render)
+  card.appendChild(el('div', 'approvals'));
   const completion = e.name === 'attempt_completion' ? e.params.result : undefined;
   if (typeof completion === 'string' && completion) {
     card.classList.add('completion');
@@ -128,13 +162,15 @@ function renderTool(e: Extract<Entry, { type: 'tool' }>): HTMLElement {
     card.appendChild(el('div', 'completion-text', completion));
   }
   if (e.error) {
+    const { text, feedback } = splitFeedback(e.error.message);
     card.appendChild(
       el(
         'div',
         'error',
         undefined,
         el('div', 'error-type', e.error.type),
-        el('div', 'error-message', e.error.message),
+        el('div', 'error-message', text),
+        feedback ? el('div', 'error-feedback', `Feedback: ${feedback}`) : null,
       ),
     );
   }
@@ -203,6 +239,71 @@ function renderHeader() {
   cancel.hidden = view.running.length === 0;
 }
 
+/** "5 min ago", "3 h ago", "yesterday", else the date. */
+function ago(iso: string, now = Date.now()): string {
+  const time = Date.parse(iso);
+  if (Number.isNaN(time)) return '';
+  const minutes = Math.floor((now - time) / 60_000);
+  if (minutes < 1) return 'just now';
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const days = Math.floor(hours / 24);
+  if (days < 2) return 'yesterday';
+  if (days < 7) return `${days} days ago`;
+  return new Date(time).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+}
+
+function conversationItem(c: ConversationSummary): HTMLElement {
+  const current = c.id === view.conversationId;
+  const meta = [
+    c.mode ? modeName(view, c.mode) : '',
+    ago(c.updatedAt),
+    c.messages === 1 ? '1 message' : `${c.messages} messages`,
+    current ? 'current' : '',
+  ];
+  const item = button('', 'conversation' + (current ? ' current' : ''), () => {
+    if (!current) post({ type: 'openConversation', conversationId: c.id });
+    showList(false);
+  });
+  item.append(el('span', 'conversation-title', c.title || 'Untitled'), el('span', 'conversation-meta', meta.filter(Boolean).join(' · ')));
+  if (current) item.setAttribute('aria-current', 'true');
+  return item;
+}
+
+function renderList() {
+  historyButton.setAttribute('aria-expanded', String(listOpen));
+  historyButton.classList.toggle('active', listOpen);
+  listBox.hidden = !listOpen;
+  const list = view.conversations;
+  const sig = JSON.stringify([listOpen, list, view.conversationId, modeSelect.dataset.sig]);
+  if (!listOpen || listBox.dataset.sig === sig) return;
+  listBox.dataset.sig = sig;
+  if (list === null) listBox.replaceChildren(el('div', 'empty', 'Loading…'));
+  else if (list.length === 0) listBox.replaceChildren(el('div', 'empty', 'No earlier conversations.'));
+  else listBox.replaceChildren(...list.map(conversationItem));
+}
+
+/** Opens the list (asking the extension for it afresh) or closes it. */
+function showList(open: boolean) {
+  listOpen = open;
+  if (open) {
+    view = reduce(view, { type: 'conversations', conversations: null });
+    post({ type: 'listConversations' });
+  }
+  render();
+  if (!open) historyButton.focus();
+}
+
+function renderServer() {
+  const status = view.server.status;
+  serverBox.hidden = status !== 'failed';
+  composer.hidden = status === 'failed';
+  starting.hidden = status !== 'starting';
+  sendButton.disabled = status !== 'running';
+  serverBox.querySelector('.server-error')!.textContent = view.server.error ?? '';
+}
+
 function renderPlan() {
   const plan = view.plan;
   const todos = view.todos;
@@ -231,8 +332,12 @@ function renderPlan() {
 function render() {
   renderHeader();
   renderPlan();
+  renderList();
+  renderServer();
   const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const keep = new Set<string>();
+  const gated = gatedApprovals(view);
+  const inside = new Set<Entry>([...gated.values()].flat());
   let prev: Element | null = null;
   for (const e of view.entries) {
     keep.add(e.id);
@@ -246,9 +351,19 @@ function render() {
       r = { sig, el: node };
       rendered.set(e.id, r);
     }
+    if (inside.has(e)) continue;
     const want: Element | null = prev ? prev.nextElementSibling : log.firstElementChild;
     if (want !== r.el) log.insertBefore(r.el, want);
     prev = r.el;
+  }
+  // An approval sits in the card of the call it gates; its element (and the feedback typed
+  // into it) outlives a new rendering of the card.
+  for (const [toolId, approvals] of gated) {
+    const slot = rendered.get(toolId)!.el.querySelector('.approvals')!;
+    approvals.forEach((a, i) => {
+      const node = rendered.get(a.id)!.el;
+      if (slot.children[i] !== node) slot.insertBefore(node, slot.children[i] ?? null);
+    });
   }
   for (const [id, r] of rendered) {
     if (!keep.has(id)) {
@@ -275,12 +390,12 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
 
 function send() {
   const text = input.value.trim();
-  if (!text) return;
+  if (!text || view.server.status !== 'running') return;
   post({ type: 'send', text });
   input.value = '';
 }
 
-$<HTMLFormElement>('composer').addEventListener('submit', (ev) => {
+composer.addEventListener('submit', (ev) => {
   ev.preventDefault();
   send();
 });
@@ -295,6 +410,17 @@ modeSelect.addEventListener('change', () => {
 });
 cancel.addEventListener('click', () => post({ type: 'cancel' }));
 $<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
+historyButton.addEventListener('click', () => showList(!listOpen));
+document.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape' && listOpen) {
+    ev.preventDefault();
+    showList(false);
+  }
+});
+serverBox.querySelectorAll<HTMLButtonElement>('button[data-fix]').forEach((b) =>
+  b.addEventListener('click', () => post({ type: 'fixServer', fix: b.dataset.fix as ServerFix })),
+);
+document.querySelectorAll<HTMLElement>('[data-icon]').forEach((b) => b.appendChild(icon(b.dataset.icon!)));
 
 render();
 post({ type: 'ready' });
