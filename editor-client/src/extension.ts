@@ -47,6 +47,14 @@ class QuietLanguageClient extends LanguageClient {
   override warn(message: string, data?: unknown): void {
     super.warn(message, data, false);
   }
+  /** The client stops itself after a failed start, not waiting for the answer: never rejects. */
+  override async stop(timeout?: number): Promise<void> {
+    try {
+      await super.stop(timeout);
+    } catch (err) {
+      this.outputChannel.appendLine(`modus: stopping the server: ${errorMessage(err)}`);
+    }
+  }
 }
 
 class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentProvider {
@@ -101,7 +109,12 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       initializationFailedHandler: () => false,
       errorHandler: {
         error: () => ({ action: ErrorAction.Shutdown, handled: true }),
-        closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+        // Answered once start() has settled: the client forgets its start promise when the
+        // connection closes, and a start that failed meanwhile would then seem to succeed.
+        closed: async () => {
+          await within(starting, 2000);
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
       },
     };
     const client = new QuietLanguageClient('modus', 'Modus', serverOptions, clientOptions);
@@ -113,8 +126,10 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     // the edited documents after a successful apply.
     client.onRequest('workspace/applyEdit', (params: ApplyWorkspaceEditParams) => this.applyEdit(client, params));
     this.client = client;
+    let starting: Promise<void> = Promise.resolve();
     try {
-      await client.start();
+      await (starting = client.start());
+      if (!client.isRunning()) throw new Error('the server stopped while starting');
     } catch (err) {
       await within(server?.closed ?? Promise.resolve(), 2000);
       if (generation === this.generation) this.fail(python, stderr.cause() ?? errorMessage(err));
@@ -200,7 +215,7 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     const client = this.client;
     this.client = undefined;
     this.api = undefined;
-    if (client?.isRunning()) await client.stop().catch(() => undefined);
+    if (client?.isRunning()) await client.stop();
   }
 
   async restart(): Promise<void> {

@@ -54,13 +54,14 @@ export function spawnServer(
   });
 }
 
-/** `promise`, or nothing after `ms` milliseconds. */
-export function within(promise: Promise<void>, ms: number): Promise<void> {
+/** Resolves when `promise` settles (either way) or after `ms` milliseconds, whichever is first. */
+export function within(promise: Promise<unknown>, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    void promise.finally(() => {
+    const done = () => {
       clearTimeout(timer);
       resolve();
-    });
+    };
+    promise.then(done, done);
   });
 }

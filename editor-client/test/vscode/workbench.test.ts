@@ -67,24 +67,32 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
   const chat = () => wb.chat;
 
   step('a failed start is one notification that names the cause, and the chat shows it in place of the composer', async () => {
-    await wb.showChat().catch(() => undefined);
-    const failed = chat().locator('.server-failed');
-    await failed.waitFor({ timeout: 30_000 });
-    assert.match((await failed.textContent()) ?? '', /No module named server/);
-    assert.equal(await chat().locator('#composer').isVisible(), false, 'no composer while the server is down');
+    const toast = wb.page.locator('.notification-toast', { hasText: 'Modus' });
+    await toast.first().waitFor({ timeout: 30_000 });
     const modus = (await wb.notifications()).filter((m) => /modus/i.test(m));
     assert.equal(modus.length, 1, `one notification: ${JSON.stringify(modus)}`);
     assert.match(modus[0], /No module named server/);
-    const logs = wb.logs();
-    assert.doesNotMatch(logs, /Client is not running/);
-    assert.doesNotMatch(logs, /unhandled/i);
+    await wb.showChat();
+    const failed = chat().locator('#server');
+    await failed.waitFor();
+    assert.match((await failed.textContent()) ?? '', /No module named server/);
+    assert.equal(await chat().locator('#composer').isVisible(), false, 'no composer while the server is down');
+    assert.deepEqual(wb.extensionErrors(), [], 'no unhandled errors of the extension');
   });
 
-  step('setting modus.pythonPath in the User settings restarts the server', async () => {
-    wb.writeSettings(settings(modusPython()));
+  step('"Open Setting" shows modus.pythonPath, editable in the User settings; a change restarts the server', async () => {
+    await chat().locator('#server button', { hasText: 'Open Setting' }).click();
+    const input = wb.page.locator('.settings-editor .setting-item-contents[data-key="modus.pythonPath"] input');
+    await input.waitFor();
+    assert.equal(await input.isEditable(), true, 'not greyed out in a remote window');
+    await input.fill(modusPython());
+    await input.press('Enter');
     await chat().locator('#input').waitFor({ timeout: 30_000 });
     await wb.modeStatus.filter({ hasText: 'Code' }).waitFor();
-    assert.equal(await chat().locator('.server-failed').count(), 0);
+    assert.equal(await chat().locator('#server').isVisible(), false);
+    assert.match(readFileSync(join(wb.userData, 'User', 'settings.json'), 'utf8'), /"modus\.pythonPath": ".*python"/);
+    await wb.page.keyboard.press('Escape'); // the settings editor is a modal over the workbench
+    await wb.page.locator('.settings-editor').waitFor({ state: 'hidden' });
   });
 
   step('the chat streams a reply, an approved write lands on disk, saved, byte for byte', async () => {
@@ -125,11 +133,14 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     await chat().locator('#input').press('Enter');
     const approval = chat().locator('[data-approval]').last();
     await approval.locator('button.approve').waitFor();
-    const width = (await wb.chatElement.boundingBox())!.width;
-    assert.ok(width < 400, `the default sidebar is narrow (${width}px)`);
-    for (const id of ['#mode', '#cancel', '#new']) {
-      const box = await chat().locator(id).boundingBox();
-      assert.ok(box && box.width > 0, `${id} is shown`);
+    const sidebar = (await wb.chatElement.boundingBox())!;
+    assert.ok(sidebar.width < 400, `the default sidebar is narrow (${sidebar.width}px)`);
+    for (const id of ['#mode', '#cancel', '#history', '#new']) {
+      const box = await chat().locator(id).boundingBox(); // in page coordinates, as the sidebar's
+      assert.ok(
+        box && box.width > 0 && box.x >= sidebar.x && box.x + box.width <= sidebar.x + sidebar.width,
+        `${id} is shown whole: ${JSON.stringify(box)} in ${JSON.stringify(sidebar)}`,
+      );
     }
     assert.ok(
       await chat().locator('body').evaluate((b) => b.scrollWidth <= b.clientWidth),
@@ -139,8 +150,8 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     await chat().locator('.note.turn-cancelled').waitFor();
     await approval.locator('button.approve').waitFor({ state: 'detached' });
     assert.equal(existsSync(join(wb.workspace, 'notes.md')), false);
-    const logs = wb.logs();
-    assert.doesNotMatch(logs, /Traceback|InvalidStateError/);
+    assert.doesNotMatch(wb.logs(), /Traceback|InvalidStateError/);
+    assert.deepEqual(wb.extensionErrors(), []);
   });
 
   step('after a reload the chat shows the conversation again', async () => {
@@ -150,5 +161,24 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     await chat().locator('.msg.user', { hasText: 'Write hello.txt please' }).waitFor({ timeout: 30_000 });
     await chat().locator('.card.tool.has-error', { hasText: 'FileRestrictionError' }).waitFor();
     await wb.modeStatus.filter({ hasText: 'Architect' }).waitFor();
+    // the cancelled approval is not asked again, and the composer is back
+    assert.equal(await chat().locator('[data-approval] button.approve').count(), 0);
+    assert.ok(await chat().locator('#send').isEnabled());
+  });
+
+  step('New starts an empty conversation; the list brings the earlier one back', async () => {
+    await chat().locator('#new').click();
+    await chat().locator('.msg.user').first().waitFor({ state: 'detached' });
+    await chat().locator('#history').click();
+    const item = chat().locator('#conversations button.conversation', { hasText: 'Write hello.txt please' });
+    await item.waitFor();
+    assert.match((await item.textContent()) ?? '', /Architect/);
+    await item.click();
+    await chat().locator('.msg.user', { hasText: 'Write hello.txt please' }).waitFor();
+    await chat().locator('.card.tool.has-error', { hasText: 'FileRestrictionError' }).waitFor();
+    // the server keeps the choice: a reload shows the same conversation
+    await wb.open();
+    await wb.showChat();
+    await chat().locator('.msg.user', { hasText: 'And the notes' }).waitFor({ timeout: 30_000 });
   });
 });

@@ -146,6 +146,13 @@ export class Workbench {
     return out.join('\n');
   }
 
+  /** The extension host's error entries whose stack passes through the extension. */
+  extensionErrors(): string[] {
+    return this.logs()
+      .split(/\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \[)/)
+      .filter((entry) => entry.includes('[error]') && entry.includes(`${EXTENSION_ID}-`));
+  }
+
   // ------------------------------------------------------------------ the workbench
 
   /** The Modus chat webview: two nested iframes (the webview host, then its active frame). */
@@ -163,13 +170,13 @@ export class Workbench {
     const item = this.page.locator('.activitybar .action-item', { has: this.page.locator('a[aria-label="Modus"]') });
     await item.waitFor();
     if (!((await item.getAttribute('class')) ?? '').includes('checked')) await item.locator('a').click();
-    await this.chat.locator('#input').waitFor();
+    await this.chat.locator('#bar').waitFor();
   }
 
   /** Runs a command palette command by its title, e.g. `Modus: Switch Mode`. */
   async command(title: string): Promise<void> {
-    await this.page.locator('.part.editor').click({ position: { x: 200, y: 200 } });
-    await this.page.keyboard.press('F1');
+    // the command center in the title bar opens the quick input wherever the focus is
+    await this.page.locator('.command-center .command-center-center').click();
     const input = this.page.locator('.quick-input-widget input');
     await input.waitFor();
     await input.fill(`>${title}`);
