@@ -414,3 +414,15 @@ async def test_a_turn_fails_after_the_configured_first_byte_timeout(tmp_path, op
             assert await chat(session, "hello?") == "failed"
         [system] = [m for m in session.host.of_kind("message") if m.role == "system"]
     assert "no response within 0.2 s (modelFirstByteTimeoutSeconds)" in system.text
+
+
+async def test_scripted_call_ids_are_not_reused_by_a_restarted_server(tmp_path):
+    # a conversation outlives its server: the ids of a new process's calls must not collide
+    script = tmp_path / "script.json"
+    script.write_text('{"turns": [{"toolCalls": [{"name": "read_file", "arguments": {"path": "a"}}]}]}')
+    config = Model.model_validate({"provider": "scripted", "script": str(script)})
+    first, after_restart = [
+        (await open_model(config, workspace=tmp_path, cursor=ScriptCursor()).complete(HELLO, lambda _: None)).tool_calls[0].id
+        for _ in range(2)
+    ]
+    assert first != after_restart

@@ -6,6 +6,8 @@ request takes the next turn; the cursor belongs to the agent, so it survives tas
 
 from __future__ import annotations
 
+import uuid
+
 from pathlib import Path
 from typing import Any, Callable
 
@@ -69,11 +71,11 @@ class ScriptCursor:
 
     def __init__(self) -> None:
         self.position = 0
-        self.calls = 0
 
-    def next_id(self) -> str:
-        self.calls += 1
-        return f"call_{self.calls}"
+    @staticmethod
+    def next_id() -> str:
+        """Unique across restarts too: a conversation outlives the process that started it."""
+        return f"call_{uuid.uuid4().hex[:16]}"
 
 
 class _ScriptCache:

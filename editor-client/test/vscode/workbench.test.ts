@@ -146,6 +146,7 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
       await chat().locator('body').evaluate((b) => b.scrollWidth <= b.clientWidth),
       'the header does not overflow the sidebar',
     );
+    if (screenshot) await wb.page.screenshot({ path: screenshot });
     await chat().locator('#cancel').click();
     await chat().locator('.note.turn-cancelled').waitFor();
     await approval.locator('button.approve').waitFor({ state: 'detached' });
@@ -155,7 +156,6 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
   });
 
   step('after a reload the chat shows the conversation again', async () => {
-    if (screenshot) await wb.page.screenshot({ path: screenshot });
     await wb.open();
     await wb.showChat();
     await chat().locator('.msg.user', { hasText: 'Write hello.txt please' }).waitFor({ timeout: 30_000 });
@@ -180,5 +180,27 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     await wb.open();
     await wb.showChat();
     await chat().locator('.msg.user', { hasText: 'And the notes' }).waitFor({ timeout: 30_000 });
+  });
+
+  step('a denial with feedback reads as a sentence and the feedback, and the decided card loses the accent', async () => {
+    // a new server since the reload: the script starts again at its first turn (hello.txt)
+    await chat().locator('#mode').selectOption('code');
+    await wb.modeStatus.filter({ hasText: 'Code' }).waitFor();
+    await chat().locator('#input').fill('Write hello.txt again');
+    await chat().locator('#input').press('Enter');
+    const card = chat().locator('.card.tool[data-tool="write_to_file"]').last();
+    const approval = card.locator('[data-approval]');
+    await approval.locator('button.deny').waitFor();
+    const pendingBorder = await approval.evaluate((e) => getComputedStyle(e).borderLeftColor);
+    await approval.locator('textarea.feedback').fill('Not now, thanks');
+    await approval.locator('button.deny').click();
+    await card.locator('.error-type', { hasText: 'Denied' }).waitFor();
+    const text = (await card.textContent()) ?? '';
+    assert.match(text, /The user denied this operation\./);
+    assert.match(text, /Feedback: Not now, thanks/);
+    assert.doesNotMatch(text, /<\/?feedback>/);
+    const decided = card.locator('[data-approval]');
+    assert.equal(await decided.evaluate((e) => getComputedStyle(e).borderLeftWidth), '1px');
+    assert.notEqual(await decided.evaluate((e) => getComputedStyle(e).borderLeftColor), pendingBorder);
   });
 });
