@@ -107,6 +107,9 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     assert.equal(readFileSync(join(wb.workspace, 'hello.txt'), 'utf8'), 'Hello from Modus\nsecond line\n');
     const card = chat().locator('.card.tool[data-tool="write_to_file"]').first();
     assert.equal(await card.locator('.status').first().textContent(), 'done');
+    const tab = await wb.openFile('hello.txt');
+    assert.doesNotMatch((await tab.getAttribute('class')) ?? '', /\bdirty\b/, 'the edited document is saved');
+    await wb.page.locator('.monaco-editor .view-lines', { hasText: 'Hello from Modus' }).waitFor();
   });
 
   step('the palette switches to Architect: the status bar and the chat follow', async () => {

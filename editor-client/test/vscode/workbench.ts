@@ -184,6 +184,15 @@ export class Workbench {
     await this.page.keyboard.press('Enter');
   }
 
+  /** Opens a workspace file in an editor (Quick Open); returns its tab. */
+  async openFile(path: string): Promise<Locator> {
+    await this.page.locator('.command-center .command-center-center').click();
+    await this.pick(path);
+    const tab = this.page.locator('.tabs-container .tab', { hasText: path.split('/').pop() });
+    await tab.waitFor();
+    return tab;
+  }
+
   /** Picks an item of the open quick pick by its label. */
   async pick(label: string): Promise<void> {
     const input = this.page.locator('.quick-input-widget input');
