@@ -201,6 +201,8 @@ class PhaseChanged(_UpdateBase):
     from_: Phase = Field(alias="from")
     to: Phase
     task_id: str
+    #: `model`: plan_mode_respond moved PLAN → ACT by itself (yolo)
+    by: Literal["user", "model"] = "user"
 
 
 class PlanUpdate(_UpdateBase):

@@ -1,7 +1,7 @@
 """The agent loop: ask the model, run its tool calls through the gate, repeat until the turn ends.
 
-A turn ends on attempt_completion, ask_followup_question, a reply without a tool call,
-cancellation, or too many consecutive failed tool calls.
+A turn ends on attempt_completion, ask_followup_question, plan_mode_respond, a reply without a
+tool call, cancellation, or too many consecutive failed tool calls.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ class Turn:
     turn_id: str
     #: Calls of the current reply that have no result yet.
     open_calls: list[ToolCallRequest] = field(default_factory=list)
+    #: The tool called last in this turn (act_mode_respond may not follow itself).
+    last_tool: str | None = None
 
     def publish(self, update_cls, **fields) -> None:
         task = self.session.tasks.get(self.agent)
@@ -185,9 +187,14 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     session = turn.session
     base = dict(turn_id=turn.turn_id, tool_call_id=call.id, name=call.name, params=call.arguments)
     turn.publish(ToolCallUpdate, status="pending", **base)
-    ctx = ToolContext(session, session.task_for(turn.agent, turn.conversation_id), turn.agent, turn.conversation_id, turn.turn_id, call.id)
+    task = session.task_for(turn.agent, turn.conversation_id)
+    ctx = ToolContext(session, task, turn.agent, turn.conversation_id, turn.turn_id, call.id, turn.last_tool)
+    turn.last_tool = call.name
     outcome = await run_tool(ctx, call, TOOLS, on_running=lambda: turn.publish(ToolCallUpdate, status="running", **base))
-    _record_result(turn, call, outcome.text, error_type=outcome.error.type if outcome.error else None)
+    if outcome.result_later and turn.history_id == turn.conversation_id:
+        turn.open_calls.remove(call)  # its result is written with the user's answer (Session.answer_waiting_call)
+    else:
+        _record_result(turn, call, outcome.text, error_type=outcome.error.type if outcome.error else None)
     if outcome.error is None:
         turn.publish(ToolCallUpdate, status="completed", result=outcome.text, **base)
     else:

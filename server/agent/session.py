@@ -313,6 +313,47 @@ class Session:
             self._settle_until = anyio.current_time() + self.settings.mode_switch_delay_ms / 1000
         return task
 
+    def set_phase(self, phase: str, *, by: str, agent: str | None = None, conversation_id: str | None = None) -> Task:
+        """Dispose the agent's task and build one for the new phase (PLAN ⇄ ACT), as a mode switch
+        does; the conversation carries over. The current phase changes nothing."""
+        if phase not in ("plan", "act"):
+            raise BadRequest(f"phase: must be 'plan' or 'act', got {phase!r}")
+        cid = conversation_id or self.conversation_id
+        agent = agent or self.responder(cid)
+        current = self.task_for(agent, cid)
+        if phase == self.phase:
+            return current
+        previous, self.phase = self.phase, phase
+        self.store.set_meta(phase=phase)
+        task = self._build(agent, current.mode, current, cid)
+        self.host.publish(
+            protocol.PhaseChanged(conversation_id=cid, agent=agent, task_id=task.id, from_=previous, to=phase, by=by)
+        )
+        return task
+
+    async def user_set_phase(self, phase: str) -> State:
+        """The user's flip. To ACT while plan_mode_respond waits for an answer: the turn goes on in
+        ACT, the model told that the user switched."""
+        from ..tools.flow import PLAN_SWITCHED_TO_ACT
+
+        self.set_phase(phase, by="user")
+        cid = self.conversation_id
+        if phase == "act" and self.answer_waiting_call(cid, PLAN_SWITCHED_TO_ACT):
+            await self._wake(cid, self.responder(cid))
+        return self.state()
+
+    def answer_waiting_call(self, cid: str, text: str) -> bool:
+        """plan_mode_respond's result is written when the user answers (a message, or a switch
+        to ACT), so that it can say which. Such a call is the only one an ended turn leaves
+        without a result."""
+        runtime = self._conversations.get(cid)
+        if runtime is not None and runtime.running:
+            return False
+        waiting = self.store.unanswered_calls(cid)
+        for call in waiting:
+            self.add_message(StoredMessage(new_id("msg-"), cid, "tool", text, None, tool_result(call.get("id"), call.get("name"))))
+        return bool(waiting)
+
     async def wait_settled(self) -> None:
         remaining = self._settle_until - anyio.current_time()
         if remaining > 0:
@@ -374,6 +415,10 @@ class Session:
             self._make_current(self._client_conversation(params.conversation_id), params.owner)
         cid = self.conversation_id
         agent = self.responder(cid)
+        from ..tools.flow import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT
+
+        # a plan_mode_respond that waits for this answer (asked in PLAN: ACT now means the user switched)
+        self.answer_waiting_call(cid, PLAN_REPLY_FOLLOWS if self.phase == "plan" else f"{PLAN_SWITCHED_TO_ACT} {PLAN_REPLY_FOLLOWS}")
         message = self._add_user_message(cid, text, self.task_for(agent))
         self.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=text))
         await self._wake(cid, agent)

@@ -10,7 +10,7 @@ from functools import cached_property
 
 from protocol import Model, ModelsConfig, TaskInfo, TaskModel
 
-from ..modes import Mode
+from ..modes import PHASE_ONLY, Mode
 from ..prompt import PromptContext, SystemPrompt, build_prompt, ordered_tools, params_schema
 from ..providers import ModelClient, ModelLimits, ScriptCursor, ToolSchema, open_model
 from ..state.store import new_id
@@ -75,9 +75,11 @@ def resolve_model(models: ModelsConfig, mode: str, phase: str, agent_model: Mode
 
 
 def enabled_tools(mode: Mode, phase: str, yolo: bool) -> frozenset[str]:
-    """The names of the tools a task of this mode has (yolo asks the user nothing)."""
-    names = mode.tools()
-    return frozenset(names - {"ask_followup_question"} if yolo else names)
+    """The names of the tools a task of this mode and phase has (yolo asks the user nothing)."""
+    names = {name for name in mode.tools() if PHASE_ONLY.get(name, phase) == phase}
+    if yolo:
+        names.discard("ask_followup_question")
+    return frozenset(names)
 
 
 def build_task(

@@ -280,6 +280,32 @@ def _register(server: ModusServer) -> None:
 
     request(names.MODES_SWITCH, user_switch)
 
+    async def set_phase(session: "Session", params):
+        return await session.user_set_phase(params.phase)
+
+    request(names.PHASE_SET, set_phase)
+
+    async def phase_command(name: str, args: tuple, toggle: bool):
+        session = server.require_session()
+        if toggle:
+            if args:
+                raise JsonRpcInvalidParams(f"{name} takes no arguments: []")
+            phase = "act" if session.phase == "plan" else "plan"
+        elif len(args) != 1 or args[0] not in ("plan", "act"):
+            raise JsonRpcInvalidParams(f"{name} takes one argument, the phase: [\"plan\"] or [\"act\"]")
+        else:
+            phase = args[0]
+        await session.refresh()
+        return (await session.user_set_phase(phase)).wire()
+
+    @server.command(Command.SET_PHASE)
+    async def set_phase_command(*args: Any):
+        return await phase_command(Command.SET_PHASE, args, toggle=False)
+
+    @server.command(Command.TOGGLE_PHASE)
+    async def toggle_phase_command(*args: Any):
+        return await phase_command(Command.TOGGLE_PHASE, args, toggle=True)
+
     @server.command(Command.SWITCH_MODE)
     async def switch_mode_command(*args: Any):
         session = server.require_session()

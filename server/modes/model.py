@@ -25,6 +25,8 @@ ALWAYS_AVAILABLE: tuple[str, ...] = (
     "new_task",
     "ask_followup_question",
     "attempt_completion",
+    "plan_mode_respond",
+    "act_mode_respond",
     "update_todo_list",
     "todo_read",
     "todo_write",
@@ -37,6 +39,9 @@ ALWAYS_AVAILABLE: tuple[str, ...] = (
     "plan_complete",
     "plan_modify",
 )
+
+#: Tools of one phase only (the others are in both).
+PHASE_ONLY: dict[str, str] = {"plan_mode_respond": "plan", "act_mode_respond": "act"}
 
 
 class Diagnostic(NamedTuple):

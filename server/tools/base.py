@@ -45,6 +45,9 @@ Ending = Literal["completed", "awaiting_user"]
 class Outcome:
     text: str
     ends_turn: Ending | None = None
+    #: The result is written when the user answers (plan_mode_respond), so that it can say
+    #: what happened meanwhile (the user switched to ACT).
+    result_later: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class ToolContext:
     conversation_id: str
     turn_id: str
     call_id: str
+    #: The tool called just before this one in the turn, if any.
+    previous_tool: str | None = None
 
     @property
     def host(self) -> "Host":

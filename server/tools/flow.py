@@ -121,6 +121,67 @@ async def _attempt_completion(ctx: ToolContext, p: AttemptCompletionParams, path
     return Prepared(run)
 
 
+# ---------------------------------------------------------------- plan_mode_respond, act_mode_respond
+
+#: What the model is told after plan_mode_respond (the user's answer comes as a message).
+PLAN_REPLY_FOLLOWS = "Your response was shown to the user. Their reply is the next user message."
+PLAN_SWITCHED_TO_ACT = "[The user switched to ACT MODE, so you may now proceed with the task.]"
+PLAN_EXPLORE_MORE = (
+    "Your response was shown to the user. Go on exploring with read-only tools (you said more "
+    "exploration is needed), then answer with plan_mode_respond again."
+)
+PLAN_YOLO_TO_ACT = "[Yolo mode: the plan is approved in advance and the phase is now ACT MODE. Proceed with the task.]"
+ACT_RESPOND_SHOWN = "Your message was shown to the user. Go on with the task."
+ACT_RESPOND_BLOCKED = (
+    "[BLOCKED] act_mode_respond cannot be called twice in a row. Do the work now with the other "
+    "tools (read, edit, run commands), or finish with attempt_completion."
+)
+
+
+class PlanModeRespondParams(Params):
+    response: Required
+    needs_more_exploration: bool = False
+    task_progress: Trimmed = None
+
+
+class ActModeRespondParams(Params):
+    response: Required
+    task_progress: Trimmed = None
+
+
+def _say(ctx: ToolContext, response: str, task_progress: str | None) -> None:
+    """The response is the assistant's message to the user (its progress checklist below it)."""
+    from protocol import MessageUpdate
+
+    text = f"{response}\n\n{task_progress}" if task_progress else response
+    ctx.host.publish(
+        MessageUpdate(conversation_id=ctx.conversation_id, agent=ctx.agent, task_id=ctx.task.id, turn_id=ctx.turn_id, role="assistant", text=text)
+    )
+
+
+async def _plan_mode_respond(ctx: ToolContext, p: PlanModeRespondParams, paths: list[WorkspacePath]) -> Prepared:
+    async def run() -> Outcome:
+        _say(ctx, p.response, p.task_progress)
+        if p.needs_more_exploration:
+            return Outcome(PLAN_EXPLORE_MORE)
+        if ctx.session.settings.yolo:
+            ctx.session.set_phase("act", by="model", agent=ctx.agent, conversation_id=ctx.conversation_id)
+            return Outcome(PLAN_YOLO_TO_ACT)
+        return Outcome(PLAN_REPLY_FOLLOWS, "awaiting_user", result_later=True)
+
+    return Prepared(run)
+
+
+async def _act_mode_respond(ctx: ToolContext, p: ActModeRespondParams, paths: list[WorkspacePath]) -> Prepared:
+    async def run() -> Outcome:
+        if ctx.previous_tool == "act_mode_respond":
+            return Outcome(ACT_RESPOND_BLOCKED)
+        _say(ctx, p.response, p.task_progress)
+        return Outcome(ACT_RESPOND_SHOWN)
+
+    return Prepared(run)
+
+
 # ---------------------------------------------------------------- mcp, browser: no servers here
 
 
@@ -175,6 +236,21 @@ TOOLS = (
         "Present the result of the task to the user once it is done. This ends your turn.",
         AttemptCompletionParams,
         _attempt_completion,
+    ),
+    ToolSpec(
+        "plan_mode_respond",
+        "PLAN MODE only. Talk with the user about the plan: `response` is shown to them and your "
+        "turn ends until they reply. Set needs_more_exploration to true when you must read more "
+        "before you can answer; then the turn goes on. task_progress: an optional checklist.",
+        PlanModeRespondParams,
+        _plan_mode_respond,
+    ),
+    ToolSpec(
+        "act_mode_respond",
+        "ACT MODE only. Tell the user how the work is going without stopping (`response`, and an "
+        "optional task_progress checklist). Never call it twice in a row: the second call is blocked.",
+        ActModeRespondParams,
+        _act_mode_respond,
     ),
     ToolSpec(
         "use_mcp_tool",

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from protocol import ApprovalRequest
 
+from ..modes import PHASE_ONLY
 from ..providers.base import ToolCallRequest
 from ..workspace import WorkspacePath, clip
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
@@ -68,8 +69,12 @@ async def valid_params(run: GateRun) -> None:
 
 async def mode_groups(run: GateRun) -> None:
     task = run.ctx.task
-    if run.call.name not in task.tools:
-        raise ToolNotAllowed(f'Tool "{run.call.name}" is not allowed in {task.mode.slug} mode.')
+    if run.call.name in task.tools:
+        return
+    only = PHASE_ONLY.get(run.call.name)
+    if only is not None and only != task.phase:
+        raise ToolNotAllowed(f'Tool "{run.call.name}" is only available in {only.upper()} MODE; the phase is {task.phase.upper()} MODE.')
+    raise ToolNotAllowed(f'Tool "{run.call.name}" is not allowed in {task.mode.slug} mode.')
 
 
 #: Tools that change the workspace or the world; refused while the phase is PLAN.
@@ -157,6 +162,7 @@ class ToolResult:
     text: str
     error: ToolFailure | None = None
     ends_turn: str | None = None
+    result_later: bool = False
 
 
 async def run_tool(
@@ -180,7 +186,7 @@ async def run_tool(
         failure = ToolError(f"{call.name} failed with an unexpected error: {type(exc).__name__}: {clip(str(exc))}")
     else:
         assert run.outcome is not None
-        return ToolResult(run.outcome.text, None, run.outcome.ends_turn)
+        return ToolResult(run.outcome.text, None, run.outcome.ends_turn, run.outcome.result_later)
     return ToolResult(failure.message, failure)
 
 
