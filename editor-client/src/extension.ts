@@ -67,6 +67,7 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   private readonly approvals = new Map<string, (r: ApprovalResponse) => void>();
   private approvalSeq = 0;
   private readonly status: vscode.StatusBarItem;
+  private readonly phaseStatus: vscode.StatusBarItem;
   private readonly prompts = new Map<string, string>();
   private readonly promptChanged = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.promptChanged.event;
@@ -75,9 +76,13 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   constructor(private readonly context: vscode.ExtensionContext) {
     this.status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
     this.status.command = 'modus.ui.switchMode';
+    // right of the mode: PLAN or ACT, a click flips it
+    this.phaseStatus = vscode.window.createStatusBarItem('modus.phase', vscode.StatusBarAlignment.Left, 99);
+    this.phaseStatus.name = 'Modus Phase';
+    this.phaseStatus.command = 'modus.ui.togglePhase';
     this.renderStatus();
     this.status.show();
-    context.subscriptions.push(this.status, this.output, this.promptChanged);
+    context.subscriptions.push(this.status, this.phaseStatus, this.output, this.promptChanged);
   }
 
   // ------------------------------------------------------------------ server process
@@ -284,6 +289,18 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     const mode = this.view.mode;
     this.status.text = `$(comment-discussion) ${mode ? mode.name : 'Modus'}`;
     this.status.tooltip = mode ? `Modus mode: ${mode.name} — click to switch` : 'Modus: switch mode';
+    const phase = this.view.phase;
+    if (!phase) {
+      this.phaseStatus.hide();
+      return;
+    }
+    this.phaseStatus.text = phase === 'plan' ? '$(checklist) PLAN' : '$(play) ACT';
+    this.phaseStatus.tooltip =
+      phase === 'plan'
+        ? 'Modus is in PLAN MODE: it explores and talks the plan through, and writes nothing. Click for ACT.'
+        : 'Modus is in ACT MODE: it carries the work out. Click for PLAN.';
+    this.phaseStatus.backgroundColor = phase === 'plan' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.phaseStatus.show();
   }
 
   private askApproval(
@@ -344,6 +361,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         return this.switchTo(m.slug);
       case 'cancel':
         return this.cancel();
+      case 'togglePhase':
+        return this.togglePhase();
       case 'newConversation':
         return this.newConversation();
       case 'listConversations':
@@ -404,6 +423,18 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     } catch (err) {
       this.dispatch({ type: 'error', text: `Could not switch to ${slug}: ${errorMessage(err)}` });
       void vscode.window.showErrorMessage(`Modus: could not switch to ${slug}: ${errorMessage(err)}`);
+    }
+  }
+
+  /** PLAN ⇄ ACT. To ACT while a plan waits for the user's answer: the agent goes on. */
+  async togglePhase(): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    const phase = this.view.phase === 'plan' ? 'act' : 'plan';
+    try {
+      this.dispatch({ type: 'state', state: await api.setPhase(phase) });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Modus: could not switch to ${phase.toUpperCase()}: ${errorMessage(err)}`);
     }
   }
 
@@ -544,6 +575,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('modus.ui.showSystemPrompt', () => m.showSystemPrompt()),
     vscode.commands.registerCommand('modus.ui.newConversation', () => m.newConversation()),
     vscode.commands.registerCommand('modus.ui.cancel', () => m.cancel()),
+    vscode.commands.registerCommand('modus.ui.togglePhase', () => m.togglePhase()),
     vscode.commands.registerCommand('modus.ui.setApiKey', () => m.setApiKey()),
     vscode.commands.registerCommand('modus.ui.restartServer', () => m.restart()),
     vscode.workspace.onDidChangeConfiguration((e) => m.onConfigurationChanged(e)),

@@ -167,7 +167,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
  */
 function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[]): ViewState {
   let next: ViewState = { ...view, conversationId, entries: [], running: [], plan: null, todos: [] };
-  const answered = new Set(messages.filter((m) => m.role === 'tool').map((m) => m.metadata.toolCallId));
+  const answers = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.metadata.toolCallId, m]));
   const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
   let mode: unknown; // the mode of the latest reply
   messages.forEach((m, i) => {
@@ -178,7 +178,13 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
       mode = m.metadata.mode;
       if (m.text) next = pushAssistant(next, { agent: m.agent ?? undefined, text: m.text }, false);
       for (const c of storedCalls(m.metadata.toolCalls)) {
-        const lost = !answered.has(c.id) && i !== lastReply;
+        const answer = answers.get(c.id);
+        if (RESPOND_TOOLS.has(c.name) && answer?.metadata.isError !== true) {
+          // shown live as the assistant's message (a blocked second act_mode_respond was not)
+          if (!answer?.text.startsWith('[BLOCKED]')) next = pushAssistant(next, { agent: m.agent ?? undefined, text: respondText(c.arguments) }, false);
+          continue;
+        }
+        const lost = !answer && i !== lastReply;
         next = push(next, {
           type: 'tool',
           id: `tool:${c.id}`,
@@ -191,6 +197,15 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
     }
   });
   return { ...next, entries: [...next.entries, ...pendingApprovals(view)] };
+}
+
+/** Tools whose `response` the server shows as the assistant's message: no card of their own. */
+const RESPOND_TOOLS = new Set(['plan_mode_respond', 'act_mode_respond']);
+
+/** The message a respond tool's call showed: the response, its progress checklist below. */
+function respondText(params: Record<string, unknown>): string {
+  const response = typeof params.response === 'string' ? params.response : '';
+  return typeof params.task_progress === 'string' && params.task_progress ? `${response}\n\n${params.task_progress}` : response;
 }
 
 /** `metadata.toolCalls` of a stored assistant message: [{id, name, arguments}]. */
@@ -269,6 +284,7 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
     case 'tool_call': {
       // A tool call ends the streamed text before it.
       view = closeStreams(view, u.turnId);
+      if (RESPOND_TOOLS.has(u.name) && u.status !== 'failed') return view; // its `message` shows it
       const id = `tool:${u.toolCallId}`;
       const entry: Entry = {
         type: 'tool',

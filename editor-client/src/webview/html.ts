@@ -37,7 +37,7 @@ export function chatHtml(o: HtmlOptions): string {
 <body>
 <header id="bar">
   <label class="mode"><span class="mode-label">Mode</span><select id="mode" aria-label="Mode" title="Mode"></select></label>
-  <span id="phase" class="badge" title="Phase"></span>
+  <button id="phase" type="button" class="badge" title="Phase: click to switch PLAN ⇄ ACT" aria-label="Phase" hidden></button>
   <span id="busy" class="busy" role="status" aria-label="Working" title="Working…" hidden><span class="spinner"></span><span class="busy-text" aria-hidden="true">working…</span></span>
   <span class="actions">
     <button id="cancel" type="button" class="icon" data-icon="stop" title="Cancel the running turn" aria-label="Cancel" hidden></button>

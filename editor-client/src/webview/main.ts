@@ -12,7 +12,7 @@ const post = (m: FromWebview) => vscode.postMessage(m);
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const log = $<HTMLElement>('log');
 const modeSelect = $<HTMLSelectElement>('mode');
-const phase = $<HTMLElement>('phase');
+const phase = $<HTMLButtonElement>('phase');
 const busy = $<HTMLElement>('busy');
 const cancel = $<HTMLButtonElement>('cancel');
 const historyButton = $<HTMLButtonElement>('history');
@@ -235,6 +235,8 @@ function renderHeader() {
   if (view.mode) modeSelect.value = view.mode.slug;
   phase.textContent = view.phase ? view.phase.toUpperCase() : '';
   phase.hidden = !view.phase;
+  phase.classList.toggle('plan', view.phase === 'plan');
+  phase.setAttribute('aria-label', view.phase ? `Phase: ${view.phase.toUpperCase()} MODE (click to switch)` : 'Phase');
   busy.hidden = view.running.length === 0;
   cancel.hidden = view.running.length === 0;
 }
@@ -409,6 +411,7 @@ modeSelect.addEventListener('change', () => {
   if (view.mode && modeSelect.value !== view.mode.slug) post({ type: 'switchMode', slug: modeSelect.value });
 });
 cancel.addEventListener('click', () => post({ type: 'cancel' }));
+phase.addEventListener('click', () => post({ type: 'togglePhase' }));
 $<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
 historyButton.addEventListener('click', () => showList(!listOpen));
 document.addEventListener('keydown', (ev) => {

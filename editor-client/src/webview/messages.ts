@@ -11,6 +11,7 @@ export type FromWebview =
   | { type: 'approval'; id: string; decision: 'approve' | 'deny' | 'revise'; feedback?: string }
   | { type: 'switchMode'; slug: string }
   | { type: 'cancel' }
+  | { type: 'togglePhase' }
   | { type: 'newConversation' }
   /** asks for the conversation list (answered with a `conversations` action) */
   | { type: 'listConversations' }

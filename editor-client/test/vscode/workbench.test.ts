@@ -21,6 +21,9 @@ const SCRIPT = {
     { toolCalls: [{ name: 'write_to_file', arguments: { path: 'src/app.py', content: "print('hi')\n" } }] },
     { text: 'Architect mode may only edit Markdown.' },
     { toolCalls: [{ name: 'write_to_file', arguments: { path: 'notes.md', content: '# Notes\n' } }] },
+    { toolCalls: [{ name: 'plan_mode_respond', arguments: { response: 'Plan: add notes.md with a title.' } }] },
+    { toolCalls: [{ name: 'write_to_file', arguments: { path: 'notes.md', content: '# Notes\n' } }] },
+    { text: 'Notes written.' },
   ],
 };
 
@@ -158,11 +161,41 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     assert.deepEqual(wb.extensionErrors(), []);
   });
 
+  step('PLAN ⇄ ACT from the status bar, the palette, the keyboard and the badge; a plan answered, then carried out', async () => {
+    const phaseStatus = wb.page.locator('[id="modus.modus.modus.phase"]');
+    await phaseStatus.filter({ hasText: 'ACT' }).waitFor();
+    await phaseStatus.click();
+    await phaseStatus.filter({ hasText: 'PLAN' }).waitFor();
+    const badge = chat().locator('#phase');
+    await badge.filter({ hasText: 'PLAN' }).waitFor();
+    assert.match((await badge.getAttribute('class')) ?? '', /\bplan\b/);
+    await wb.command('Modus: Toggle Plan/Act');
+    await phaseStatus.filter({ hasText: 'ACT' }).waitFor();
+    await chat().locator('#log').click({ position: { x: 5, y: 5 } }); // the sidebar has the focus
+    await wb.page.keyboard.press('Control+Alt+P');
+    await phaseStatus.filter({ hasText: 'PLAN' }).waitFor();
+    await badge.filter({ hasText: 'PLAN' }).waitFor();
+
+    await chat().locator('#input').fill('Plan the notes');
+    await chat().locator('#input').press('Enter');
+    await chat().locator('.msg.assistant', { hasText: 'Plan: add notes.md with a title.' }).waitFor();
+    await chat().locator('#cancel').waitFor({ state: 'hidden' }); // the turn waits for the user
+    assert.equal(await chat().locator('.card.tool[data-tool="plan_mode_respond"]').count(), 0, 'the response is a message, not a card');
+
+    await badge.click(); // to ACT: the plan is carried out
+    await phaseStatus.filter({ hasText: 'ACT' }).waitFor();
+    const approval = chat().locator('.card.tool[data-tool="write_to_file"]').last().locator('[data-approval]');
+    await approval.locator('button.approve').click();
+    await chat().locator('.msg.assistant', { hasText: 'Notes written.' }).waitFor();
+    assert.equal(readFileSync(join(wb.workspace, 'notes.md'), 'utf8'), '# Notes\n');
+  });
+
   step('after a reload the chat shows the conversation again', async () => {
     await wb.open();
     await wb.showChat();
     await chat().locator('.msg.user', { hasText: 'Write hello.txt please' }).waitFor({ timeout: 30_000 });
     await chat().locator('.card.tool.has-error', { hasText: 'FileRestrictionError' }).waitFor();
+    await chat().locator('.msg.assistant', { hasText: 'Plan: add notes.md with a title.' }).waitFor();
     await wb.modeStatus.filter({ hasText: 'Architect' }).waitFor();
     // the cancelled approval is not asked again, and the composer is back
     assert.equal(await chat().locator('[data-approval] button.approve').count(), 0);
