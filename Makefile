@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.modus-installed
 
-.PHONY: demo test test-python test-editor bench clean
+.PHONY: demo test test-python test-editor snapshots bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ test: test-python test-editor
 
 test-python: $(STAMP)
 	$(PY) -m pytest -q
+
+# Writes tests/snapshots/prompts/ anew from the current prompts: read the diff before committing.
+snapshots: $(STAMP)
+	$(PY) -m pytest -q tests/test_prompt_snapshots.py --update-snapshots
 
 test-editor: $(STAMP)
 	MODUS_PYTHON=$(abspath $(PY)) editor-client/scripts/test.sh

@@ -6,14 +6,14 @@ Each component is a pure function of a `PromptContext`; `COMPONENTS` is the orde
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
-from ..modes import Mode
+from ..modes import GROUP_TOOLS, Mode
 from .rules import RuleFile, Rules, load_rules
 
 if TYPE_CHECKING:
@@ -32,6 +32,9 @@ class PromptContext:
     agent_instructions: str | None = None
     #: The workspace's rule files for this mode (read beforehand: see rules.py).
     rules: tuple[RuleFile, ...] = ()
+    #: What SYSTEM INFORMATION tells: this machine's by default, pinned by the prompt snapshots.
+    os_name: str = field(default_factory=lambda: f"{platform.system()} {platform.release()}")
+    shell: str = field(default_factory=lambda: os.environ.get("SHELL", "/bin/sh"))
 
 
 class Section(NamedTuple):
@@ -73,11 +76,15 @@ def _params_line(spec: ToolSpec) -> str:
 
 
 def tool_use(ctx: PromptContext) -> str:
+    if ctx.yolo:
+        approval = "Yolo mode is on: each call runs at once, without asking the user."
+    else:
+        approval = "Each call runs once the user approves it (some kinds may be approved in advance)."
     lines = [
         "TOOL USE",
         "",
-        "You have tools, executed once the user approves them. Use one tool at a time and wait for",
-        "its result before the next step. Call a tool natively, or write it in XML:",
+        f"You have tools. {approval} Use one tool at a time and wait for its result before the next step.",
+        "Call a tool natively, or write it in XML:",
         "<tool_name>",
         "<param>value</param>",
         "</tool_name>",
@@ -89,22 +96,43 @@ def tool_use(ctx: PromptContext) -> str:
     return "\n".join(lines)
 
 
+#: How PLAN MODE ends, without yolo and with it.
+TO_ACT = "- When the user agrees with the plan, they switch to ACT MODE, and you carry the plan out."
+YOLO_TO_ACT = (
+    "- Yolo mode is on: the user has approved everything in advance, so plan_mode_respond moves to "
+    "ACT MODE by itself, and you carry the plan out."
+)
+
+
 def act_vs_plan(ctx: PromptContext) -> str:
+    """Both phases explained, the current one named; in yolo nothing is asked and PLAN ends by itself."""
     current = "PLAN MODE" if ctx.phase == "plan" else "ACT MODE"
-    text = [
+    lines = [
         "ACT MODE V.S. PLAN MODE",
         "",
-        f"You are in {current} now; environment_details of each user message names the current one.",
-        "- ACT MODE: you use the tools of your mode to do the task, and finish with attempt_completion.",
-        "- PLAN MODE: you gather information with read-only tools and talk with the user about a plan "
-        "with plan_mode_respond. Tools that write files, run commands or call MCP servers are refused "
-        "in PLAN MODE. When the user agrees with the plan, they switch to ACT MODE and you carry it out.",
+        "A task is in one of two phases, ACT MODE or PLAN MODE; the environment_details at the end of "
+        f"each user message says which. You are in {current} now.",
+        "",
+        "ACT MODE is for doing the work.",
+        "- You may use every tool of your mode except plan_mode_respond.",
+        "- To tell the user how the work is going without stopping, send a short note with act_mode_respond "
+        "and carry on. Never call it twice in a row.",
+        "- When the task is done, present the result with attempt_completion.",
+        "",
+        "PLAN MODE is for agreeing on the work before it starts.",
     ]
+    if ctx.tools & set(GROUP_TOOLS["read"]):
+        lines.append("- Gather context with the read-only tools: read, list and search files.")
     if not ctx.yolo:
-        text.append(
-            "- In PLAN MODE, ask clarifying questions with ask_followup_question when the request is ambiguous."
-        )
-    return "\n".join(text)
+        lines.append("- When the request is unclear, ask a clarifying question with ask_followup_question.")
+    lines += [
+        "- Present your plan with plan_mode_respond and talk it through with the user. It waits for the "
+        "user's reply, unless you set needs_more_exploration to true because you need to explore "
+        "further before you can answer.",
+        "- Editing files, running commands and calling MCP tools are refused in PLAN MODE.",
+        YOLO_TO_ACT if ctx.yolo else TO_ACT,
+    ]
+    return "\n".join(lines)
 
 
 def modes_list(ctx: PromptContext) -> str:
@@ -115,17 +143,21 @@ def modes_list(ctx: PromptContext) -> str:
 
 
 def rules(ctx: PromptContext) -> str:
-    found = "\n\n".join(f"# Rules from {r.rel}:\n{r.text}" for r in ctx.rules)
-    return "RULES\n\n- Work inside the workspace folder; paths are relative to it.\n" \
-        "- Edit only files your mode allows; a refused edit returns FileRestrictionError.\n" \
-        + (f"\n{found}" if found else "")
+    lines = ["RULES", "", "- Work inside the workspace folder; paths are relative to it."]
+    edit = ctx.mode.group("edit")
+    if edit is not None and edit.file_regex is not None:
+        which = f"{edit.file_regex.source} ({edit.description})" if edit.description else edit.file_regex.source
+        lines.append(f"- Your mode may edit only the files matching {which}; any other edit fails with "
+                     "FileRestrictionError.")
+    lines += [f"\n# Rules from {r.rel}:\n{r.text}" for r in ctx.rules]
+    return "\n".join(lines)
 
 
 def system_information(ctx: PromptContext) -> str:
     return (
         "SYSTEM INFORMATION\n\n"
-        f"Operating System: {platform.system()} {platform.release()}\n"
-        f"Default Shell: {os.environ.get('SHELL', '/bin/sh')}\n"
+        f"Operating System: {ctx.os_name}\n"
+        f"Default Shell: {ctx.shell}\n"
         f"Workspace Directory: {ctx.workspace}"
     )
 
@@ -151,6 +183,16 @@ def build_prompt(ctx: PromptContext) -> SystemPrompt:
     return SystemPrompt(tuple(Section(sid, fn(ctx)) for sid, fn in COMPONENTS))
 
 
+#: What environment_details adds in PLAN MODE, before the mode and the phase.
+PLAN_MODE_NOTE = (
+    "# Plan Mode Instructions\n"
+    "You are in PLAN MODE: gather context without changing anything, then present your plan with "
+    "plan_mode_respond.\n"
+    "Do not try to edit files, run commands or call MCP tools: they are refused.\n"
+    "ACT MODE follows once the plan is agreed; then you carry it out.\n\n"
+)
+
+
 def environment_details(mode: Mode, phase: str, workspace: Path, now: datetime | None = None) -> str:
     """The block appended to each user message; it ends with the mode and the phase."""
     stamp = (now or datetime.now().astimezone()).isoformat(timespec="seconds")
@@ -158,12 +200,11 @@ def environment_details(mode: Mode, phase: str, workspace: Path, now: datetime |
         "<environment_details>\n"
         f"# Current Workspace Directory\n{workspace}\n\n"
         f"# Current Time\n{stamp}\n\n"
+        f"{PLAN_MODE_NOTE if phase == 'plan' else ''}"
         f"# Current Mode\n<slug>{mode.slug}</slug>\n<name>{mode.name}</name>\n\n"
         f"# Current Phase\n{'PLAN MODE' if phase == 'plan' else 'ACT MODE'}\n"
         "</environment_details>"
     )
-
-
 
 
 __all__ = [

@@ -1,0 +1,108 @@
+"""Prompt snapshots: for each built-in mode × phase × yolo, the system prompt a real task gets and
+the environment_details of its user messages, compared exactly with tests/snapshots/prompts/.
+
+After a deliberate change, regenerate them with `make snapshots` and read the diff.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from helpers import make_session
+from server.modes import BUILTIN_MODES, Mode
+from server.prompt import build_prompt, environment_details
+
+SNAPSHOTS = Path(__file__).parent / "snapshots" / "prompts"
+REGENERATE = "make snapshots"
+#: What would otherwise depend on the machine and the moment.
+WORKSPACE = Path("/workspace")
+NOW = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
+PINNED = {"workspace": WORKSPACE, "os_name": "Linux", "shell": "/bin/bash"}
+SEPARATOR = "\n\n~~~~~~~~ environment_details, appended to each user message ~~~~~~~~\n\n"
+
+CASES = [(mode, phase, yolo) for mode in BUILTIN_MODES for phase in ("plan", "act") for yolo in (False, True)]
+
+
+def snapshot_name(mode: Mode, phase: str, yolo: bool) -> str:
+    return f"{mode.slug}-{phase}{'-yolo' if yolo else ''}.md"
+
+
+def render(root: Path, mode: Mode, phase: str, yolo: bool) -> str:
+    """The snapshot text, built the way a session builds a task's prompt (on an empty workspace)."""
+    session = make_session(root, yolo=yolo)
+    try:
+        context = dataclasses.replace(session._prompt_context(mode, phase, "modus"), **PINNED)
+    finally:
+        session.close()
+    return build_prompt(context).text + SEPARATOR + environment_details(mode, phase, WORKSPACE, NOW) + "\n"
+
+
+@pytest.mark.parametrize("mode, phase, yolo", CASES, ids=[snapshot_name(*case)[:-3] for case in CASES])
+def test_the_prompt_matches_its_snapshot(tmp_path, request, mode, phase, yolo):
+    path = SNAPSHOTS / snapshot_name(mode, phase, yolo)
+    actual = render(tmp_path, mode, phase, yolo)
+    if request.config.getoption("--update-snapshots"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        return
+    expected = path.read_text(encoding="utf-8") if path.exists() else ""
+    if actual != expected:
+        diff = difflib.unified_diff(
+            expected.splitlines(keepends=True), actual.splitlines(keepends=True), str(path), "the prompt now"
+        )
+        hint = f"If the change is meant, regenerate the snapshots with `{REGENERATE}`."
+        pytest.fail(f"{path.name} differs from the prompt:\n{''.join(diff)}\n{hint}", pytrace=False)
+
+
+def test_there_is_one_snapshot_per_case(request):
+    expected = {snapshot_name(*case) for case in CASES}
+    stray = {p.name for p in SNAPSHOTS.glob("*.md")} - expected
+    if request.config.getoption("--update-snapshots"):
+        for name in stray:
+            (SNAPSHOTS / name).unlink()
+        return
+    assert not stray, f"snapshots of no case: {sorted(stray)}; `{REGENERATE}` removes them"
+    assert len(expected) == 20
+
+
+def sections(root: Path, mode: Mode, phase: str, yolo: bool) -> list[str]:
+    """[system prompt, environment_details]"""
+    return render(root, mode, phase, yolo).split(SEPARATOR)
+
+
+CODE = BUILTIN_MODES[0]
+
+
+@pytest.mark.parametrize("phase", ["plan", "act"])
+def test_clarifying_questions_are_invited_unless_yolo(tmp_path, phase):
+    asked, _ = sections(tmp_path / "asked", CODE, phase, yolo=False)
+    yolo, _ = sections(tmp_path / "yolo", CODE, phase, yolo=True)
+    assert "ask a clarifying question with ask_followup_question" in asked
+    assert "ask_followup_question" not in yolo  # neither the sentence nor the tool
+    assert "plan_mode_respond moves to ACT MODE by itself" in yolo
+    assert "by itself" not in asked and "they switch to ACT MODE" in asked
+
+
+def test_act_vs_plan_names_the_current_phase(tmp_path):
+    plan, _ = sections(tmp_path / "plan", CODE, "plan", yolo=False)
+    act, _ = sections(tmp_path / "act", CODE, "act", yolo=False)
+    assert "You are in PLAN MODE now." in plan and "You are in ACT MODE now." in act
+
+
+def test_environment_details_in_plan_carry_the_plan_instructions_then_end_with_mode_and_phase():
+    plan = environment_details(CODE, "plan", WORKSPACE, NOW)
+    act = environment_details(CODE, "act", WORKSPACE, NOW)
+    ending = "# Current Mode\n<slug>code</slug>\n<name>Code</name>\n\n# Current Phase\n{}\n</environment_details>"
+    assert plan.endswith(ending.format("PLAN MODE")) and act.endswith(ending.format("ACT MODE"))
+    assert "plan_mode_respond" in plan and plan.index("plan_mode_respond") < plan.index("# Current Mode")
+    assert "plan_mode_respond" not in act
+
+
+def test_system_information_tells_the_context_values(tmp_path):
+    prompt, _ = sections(tmp_path, CODE, "act", yolo=False)
+    assert "Operating System: Linux\nDefault Shell: /bin/bash\nWorkspace Directory: /workspace" in prompt
