@@ -22,7 +22,7 @@ REGENERATE = "make snapshots"
 #: What would otherwise depend on the machine and the moment.
 WORKSPACE = Path("/workspace")
 NOW = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
-PINNED = {"workspace": WORKSPACE, "os_name": "Linux", "shell": "/bin/bash"}
+PINNED = {"workspace": WORKSPACE, "os_name": "Linux", "shell": "/bin/sh"}
 SEPARATOR = "\n\n~~~~~~~~ environment_details, appended to each user message ~~~~~~~~\n\n"
 
 CASES = [(mode, phase, yolo) for mode in BUILTIN_MODES for phase in ("plan", "act") for yolo in (False, True)]
@@ -105,4 +105,4 @@ def test_environment_details_in_plan_carry_the_plan_instructions_then_end_with_m
 
 def test_system_information_tells_the_context_values(tmp_path):
     prompt, _ = sections(tmp_path, CODE, "act", yolo=False)
-    assert "Operating System: Linux\nDefault Shell: /bin/bash\nWorkspace Directory: /workspace" in prompt
+    assert "Operating System: Linux\nDefault Shell: /bin/sh\nWorkspace Directory: /workspace" in prompt

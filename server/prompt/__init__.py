@@ -5,7 +5,6 @@ Each component is a pure function of a `PromptContext`; `COMPONENTS` is the orde
 
 from __future__ import annotations
 
-import os
 import platform
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,7 +33,8 @@ class PromptContext:
     rules: tuple[RuleFile, ...] = ()
     #: What SYSTEM INFORMATION tells: this machine's by default, pinned by the prompt snapshots.
     os_name: str = field(default_factory=lambda: f"{platform.system()} {platform.release()}")
-    shell: str = field(default_factory=lambda: os.environ.get("SHELL", "/bin/sh"))
+    #: what execute_command runs commands with (not the user's login shell)
+    shell: str = "/bin/sh"
 
 
 class Section(NamedTuple):
