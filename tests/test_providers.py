@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, FakeServer, Raw, Reply, Stall
 from helpers import chat, running
-from protocol import Model, ModelsConfig, Settings
+from protocol import ChatSendParams, Model, ModelsConfig, Settings
 from server.agent import build_task
 from server.lsp.server import read_settings
 from server.modes import BUILTIN_MODES
@@ -502,6 +502,52 @@ async def test_thinking_survives_a_mode_switch_in_the_middle_of_a_turn(tmp_path,
     # the second request, made by the new task of the new mode, sends the thinking back first
     assistant = anthropic.requests[1].body["messages"][1]
     assert [b["type"] for b in assistant["content"]] == ["thinking", "text", "tool_use"]
+
+
+async def test_a_turn_shows_the_wait_before_a_retry_and_keeps_the_reply_clean(tmp_path, anthropic):
+    anthropic.add(refused(529), Reply("Hello after all."))
+    models = {"default": {"provider": "anthropic", "baseUrl": anthropic.url, "model": "fake-model"}}
+    async with running(tmp_path, models=models) as session:
+        assert await chat(session, "hello") == "completed"
+        stored = session.store.messages(session.conversation_id)
+        host = session.host
+    notice = "Overloaded: anthropic model fake-model answered HTTP 529 (overloaded_error): Overloaded. Retrying in 0 s (attempt 2 of 4)."
+    shown = [("user", "hello"), ("system", notice), ("assistant", "Hello after all.")]
+    assert [(m.role, m.text) for m in host.of_kind("message")] == shown
+    assert "".join(u.text for u in host.of_kind("message_delta")) == "Hello after all."
+    # kept with the conversation (a reopened one shows it too), never sent to the model
+    assert [(m.role, m.text) for m in stored] == shown
+    assert [m["role"] for m in anthropic.requests[1].body["messages"]] == ["user"]
+
+
+async def test_a_turn_fails_when_the_retries_are_used_up(tmp_path, openai):
+    openai.add(refused(429), refused(429), Reply("too late"))
+    models = {"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake-model"}}
+    async with running(tmp_path, models=models, maxRetries=1) as session:
+        assert await chat(session, "hello") == "failed"
+        host = session.host
+    *_, notice, failed = [m.text for m in host.of_kind("message") if m.role == "system"]
+    assert notice.endswith("Retrying in 0 s (attempt 2 of 2).")
+    assert failed.startswith("The model request failed: openai model fake-model at ")
+    assert failed.endswith(": gave up after 2 attempts (maxRetries 1); the last answer: HTTP 429 (rate_limit_error): Slow down.")
+    assert len(openai.requests) == 2
+
+
+async def test_cancelling_the_turn_during_a_wait_ends_it_cancelled(tmp_path, openai):
+    openai.add(refused(503, retry_after=60), Reply("never asked for"))
+    models = {"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake-model"}}
+    async with running(tmp_path, models=models, maxRetryWaitSeconds=120) as session:
+        host = session.host
+        await session.send(ChatSendParams(text="hello"))
+        with anyio.fail_after(5):
+            while not [m for m in host.of_kind("message") if m.role == "system"]:
+                await anyio.sleep(0.01)
+        assert session.cancel(session.conversation_id) is True
+        with anyio.fail_after(5):
+            while not host.of_kind("turn_ended"):
+                await anyio.sleep(0.01)
+    assert host.of_kind("turn_ended")[0].outcome == "cancelled"
+    assert len(openai.requests) == 1
 
 
 # ------------------------------------------------------------ the time limits as settings
