@@ -153,6 +153,10 @@ class Settings(Input):
     model_first_byte_timeout_seconds: float = Field(default=120.0, gt=0)
     #: The longest gap between two events of a model's stream once it has started.
     model_idle_timeout_seconds: float = Field(default=60.0, gt=0)
+    #: How often a model request answered 429, 529 or 5xx is sent again (0: never).
+    max_retries: int = Field(default=3, ge=0)
+    #: The most one model request waits in all between its retries.
+    max_retry_wait_seconds: float = Field(default=60.0, ge=0)
     max_consecutive_mistakes: int = Field(default=3, ge=1)
     max_requests_per_turn: int = Field(default=50, ge=1)
 

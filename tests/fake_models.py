@@ -55,6 +55,11 @@ class Failure:
     status: int
     message: str
     type: str = "api_error"
+    #: The `retry-after` header (seconds, or an HTTP date), left out when None. 0 by default: a
+    #: retry may come at once, the tests stay fast.
+    retry_after: int | str | None = 0
+    #: The `retry-after-ms` header, left out when None (both APIs may send it beside `retry-after`).
+    retry_after_ms: int | None = None
 
 
 @dataclass
@@ -98,7 +103,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Connection", "close")
-            self.send_header("retry-after-ms", "1")  # a retry comes at once: the tests stay fast
+            for name, value in (("retry-after", reply.retry_after), ("retry-after-ms", reply.retry_after_ms)):
+                if value is not None:
+                    self.send_header(name, str(value))
             self.end_headers()
             self.wfile.write(body)
             return

@@ -3,6 +3,8 @@ streaming, tool calls, the request shapes, keys, failures, time limits and cance
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 import anyio
@@ -11,14 +13,16 @@ from pydantic import ValidationError
 
 from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, FakeServer, Raw, Reply, Stall
 from helpers import chat, running
-from protocol import Model, ModelsConfig, Settings
+from protocol import ChatSendParams, Model, ModelsConfig, Settings
 from server.agent import build_task
+from server.lsp.server import read_settings
 from server.modes import BUILTIN_MODES
 from server.prompt import PromptContext
 from server.providers import (
     ChatMessage, ModelError, ModelLimits, ModelReply, ModelRequest, ScriptCursor, ToolCallRequest, ToolSchema, open_model,
 )
 from server.providers.openai import RAW_ARGUMENTS
+from server.providers.sdk import backoff, retry_after
 
 KEY_ENV = "MODUS_TEST_API_KEY"
 KEY = "sk-test-0123456789abcdef"
@@ -37,6 +41,17 @@ async def ask(server: FakeServer, request: ModelRequest = HELLO, **settings) -> 
     chunks: list[str] = []
     reply = await model(server, **settings).complete(request, chunks.append)
     return reply, chunks
+
+
+async def attempt(server: FakeServer, limits: ModelLimits = ModelLimits()) -> tuple[str, list[str]]:
+    """The reply's text or the ModelError's, and the notices told meanwhile."""
+    notices: list[str] = []
+    with anyio.fail_after(10):
+        try:
+            reply = await model(server, limits).complete(HELLO, lambda _: None, notices.append)
+        except ModelError as exc:
+            return str(exc), notices
+    return reply.text, notices
 
 
 async def failure(server: FakeServer, **settings) -> str:
@@ -100,24 +115,28 @@ async def test_the_key_from_api_key_env_is_sent(fake):
 @pytest.mark.parametrize(
     "status, message, kind",
     [
+        (400, "messages: at least one message is required", "invalid_request_error"),
         (401, f"Invalid API key: {KEY}", "authentication_error"),
-        (429, "Slow down.", "rate_limit_error"),
-        (500, "Boom.", "api_error"),
+        (403, "Your key may not use this model.", "permission_error"),
+        (404, "model: fake-model", "not_found_error"),
+        (413, "Request exceeds the maximum size.", "request_too_large"),
+        (422, "Unprocessable.", "invalid_request_error"),
     ],
 )
-async def test_an_http_error_is_a_model_error_with_status_and_message(fake, status, message, kind):
-    fake.add(*[Failure(status, message, kind)] * 2)  # a 429 or a 500 is retried once
-    text = await failure(fake)
-    assert f"{fake.provider} model fake-model" in text and f"HTTP {status}" in text
-    assert message.replace(KEY, "***") in text and KEY not in text
-    assert len(fake.requests) == (1 if status == 401 else 2)
+async def test_a_client_error_fails_at_once_with_status_and_message(fake, status, message, kind):
+    fake.add(Failure(status, message, kind), Reply("never asked for"))
+    text, notices = await attempt(fake)
+    assert text.startswith(f"{fake.provider} model fake-model at {fake.url}")
+    assert text.endswith(f": HTTP {status} ({kind}): {message.replace(KEY, '***')}") and KEY not in text
+    assert len(fake.requests) == 1 and notices == []
 
 
-async def test_a_dead_endpoint_is_a_model_error(fake):
+async def test_a_dead_endpoint_fails_at_once_as_connection_refused(fake):
     fake.close()
-    with anyio.fail_after(10):
-        text = await failure(fake)
-    assert "cannot connect" in text and str(fake.port) in text and KEY not in text
+    text, notices = await attempt(fake)
+    assert text.startswith(f"{fake.provider} model fake-model at {fake.url}")
+    assert text.endswith(": cannot connect (connection refused)")
+    assert notices == []
 
 
 async def test_a_401_without_a_key_says_none_was_sent(fake):
@@ -182,6 +201,7 @@ async def test_a_stream_cut_in_the_middle_is_reported_as_cut(fake, events):
     text = await failure(fake)
     assert f": the stream was cut off after {events} events: peer closed connection without sending complete" in text
     assert "cannot connect" not in text
+    assert len(fake.requests) == 1  # a stream that started is never sent again
 
 
 @pytest.mark.parametrize(
@@ -216,6 +236,111 @@ async def test_cancellation_propagates(fake):
                 await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
     assert chunks and not scope.cancelled_caught  # cancelled at once: no ModelError, no waiting
+
+
+# ------------------------------------------------------------ both providers: retries
+
+
+REFUSALS = {429: ("Slow down.", "rate_limit_error"), 529: ("Overloaded", "overloaded_error"), 503: ("Service unavailable.", "api_error")}
+NOTICE = {429: "Rate limited", 529: "Overloaded", 503: "Server error"}
+
+
+def refused(status: int, **headers) -> Failure:
+    return Failure(status, *REFUSALS[status], **headers)
+
+
+@pytest.mark.parametrize("status, wait", [(429, 0), (429, 1), (529, 0), (503, 0)])
+async def test_a_refusal_for_now_is_retried_after_the_wait_the_server_asks(fake, status, wait):
+    fake.add(refused(status, retry_after=wait), Reply("Hello after all."))
+    text, notices = await attempt(fake)
+    message, kind = REFUSALS[status]
+    assert text == "Hello after all." and len(fake.requests) == 2
+    assert notices == [
+        f"{NOTICE[status]}: {fake.provider} model fake-model answered HTTP {status} ({kind}): {message.rstrip('.')}. "
+        f"Retrying in {wait} s (attempt 2 of 4)."
+    ]
+
+
+async def test_retry_after_ms_comes_first(fake):
+    fake.add(refused(429, retry_after=30, retry_after_ms=200), Reply("ok"))
+    text, [notice] = await attempt(fake)
+    assert text == "ok" and notice.endswith("Retrying in 0.2 s (attempt 2 of 4).")
+
+
+async def test_after_max_retries_the_request_fails_with_the_last_answer(fake):
+    fake.add(refused(529), refused(503), refused(503), Reply("too late"))
+    text, notices = await attempt(fake, ModelLimits(retries=2))
+    assert text.startswith(f"{fake.provider} model fake-model at {fake.url}")
+    assert text.endswith(": gave up after 3 attempts (maxRetries 2); the last answer: HTTP 503 (api_error): Service unavailable.")
+    assert len(fake.requests) == 3
+    assert [n.split(". Retrying ")[1] for n in notices] == ["in 0 s (attempt 2 of 3).", "in 0 s (attempt 3 of 3)."]
+
+
+async def test_with_no_retries_a_refusal_fails_at_once(fake):
+    fake.add(refused(429), Reply("never asked for"))
+    text, notices = await attempt(fake, ModelLimits(retries=0))
+    assert text.endswith(": gave up after 1 attempt (maxRetries 0); the last answer: HTTP 429 (rate_limit_error): Slow down.")
+    assert len(fake.requests) == 1 and notices == []
+
+
+async def test_a_wait_past_the_total_cap_is_not_started(fake):
+    fake.add(refused(429, retry_after=30), Reply("never asked for"))
+    text, notices = await attempt(fake, ModelLimits(retry_wait=10))
+    assert text.endswith(
+        ": gave up after 1 attempt (waiting 30 s more would pass maxRetryWaitSeconds, 10 s in all); "
+        "the last answer: HTTP 429 (rate_limit_error): Slow down."
+    )
+    assert len(fake.requests) == 1 and notices == []
+
+
+async def test_the_waits_of_one_request_add_up_to_at_most_the_cap(fake):
+    fake.add(*[refused(503, retry_after=None, retry_after_ms=300)] * 3, Reply("never asked for"))
+    text, notices = await attempt(fake, ModelLimits(retry_wait=0.5))
+    assert "gave up after 2 attempts (waiting 0.3 s more would pass maxRetryWaitSeconds, 0.5 s in all)" in text
+    assert len(fake.requests) == 2 and len(notices) == 1
+
+
+async def test_without_retry_after_the_wait_is_a_backoff(fake):
+    # the first backoff is 0.5 to 1 s: past a cap of 0.1 s, so it is not started
+    fake.add(refused(503, retry_after=None), Reply("never asked for"))
+    text, notices = await attempt(fake, ModelLimits(retry_wait=0.1))
+    assert re.search(r"gave up after 1 attempt \(waiting (0\.[5-9]|1) s more would pass maxRetryWaitSeconds", text)
+    assert notices == []
+
+
+async def test_the_key_is_not_in_a_notice(fake):
+    fake.add(Failure(429, f"Too many requests for key {KEY}.", "rate_limit_error"), Reply("ok"))
+    _, [notice] = await attempt(fake)
+    assert KEY not in notice and "for key ***" in notice
+
+
+async def test_cancelling_during_a_wait_ends_it_at_once(fake):
+    fake.add(refused(429, retry_after=30), Reply("never asked for"))
+    notices: list[str] = []
+    with anyio.move_on_after(5) as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(model(fake).complete, HELLO, lambda _: None, notices.append)
+            while not notices:
+                await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+    assert not scope.cancelled_caught  # cancelled at once: no ModelError, no waiting
+    assert notices[0].endswith("Retrying in 30 s (attempt 2 of 4).") and len(fake.requests) == 1
+
+
+def test_retry_after_in_seconds_milliseconds_or_as_a_date():
+    now = datetime(2026, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+    assert retry_after({"retry-after": "8"}, now) == 8
+    assert retry_after({"retry-after": "8", "retry-after-ms": "1500"}, now) == 1.5
+    assert retry_after({"retry-after": "Fri, 01 May 2026 12:00:30 GMT"}, now) == 30
+    assert retry_after({"retry-after": "Fri, 01 May 2026 11:59:00 GMT"}, now) == 0  # the date has passed
+    assert retry_after({"retry-after": "-3"}, now) == 0
+    for nothing in ({}, {"retry-after": "soon"}, {"retry-after": "nan"}, {"retry-after-ms": "inf"}):
+        assert retry_after(nothing, now) is None
+
+
+def test_backoff_doubles_up_to_a_limit_with_jitter():
+    assert [backoff(n, 0) for n in range(1, 8)] == [1, 2, 4, 8, 16, 30, 30]
+    assert backoff(3, 0.5) == 3 and backoff(3, 0.999) > 2
 
 
 # ------------------------------------------------------------ Anthropic
@@ -379,6 +504,52 @@ async def test_thinking_survives_a_mode_switch_in_the_middle_of_a_turn(tmp_path,
     assert [b["type"] for b in assistant["content"]] == ["thinking", "text", "tool_use"]
 
 
+async def test_a_turn_shows_the_wait_before_a_retry_and_keeps_the_reply_clean(tmp_path, anthropic):
+    anthropic.add(refused(529), Reply("Hello after all."))
+    models = {"default": {"provider": "anthropic", "baseUrl": anthropic.url, "model": "fake-model"}}
+    async with running(tmp_path, models=models) as session:
+        assert await chat(session, "hello") == "completed"
+        stored = session.store.messages(session.conversation_id)
+        host = session.host
+    notice = "Overloaded: anthropic model fake-model answered HTTP 529 (overloaded_error): Overloaded. Retrying in 0 s (attempt 2 of 4)."
+    shown = [("user", "hello"), ("system", notice), ("assistant", "Hello after all.")]
+    assert [(m.role, m.text) for m in host.of_kind("message")] == shown
+    assert "".join(u.text for u in host.of_kind("message_delta")) == "Hello after all."
+    # kept with the conversation (a reopened one shows it too), never sent to the model
+    assert [(m.role, m.text) for m in stored] == shown
+    assert [m["role"] for m in anthropic.requests[1].body["messages"]] == ["user"]
+
+
+async def test_a_turn_fails_when_the_retries_are_used_up(tmp_path, openai):
+    openai.add(refused(429), refused(429), Reply("too late"))
+    models = {"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake-model"}}
+    async with running(tmp_path, models=models, maxRetries=1) as session:
+        assert await chat(session, "hello") == "failed"
+        host = session.host
+    *_, notice, failed = [m.text for m in host.of_kind("message") if m.role == "system"]
+    assert notice.endswith("Retrying in 0 s (attempt 2 of 2).")
+    assert failed.startswith("The model request failed: openai model fake-model at ")
+    assert failed.endswith(": gave up after 2 attempts (maxRetries 1); the last answer: HTTP 429 (rate_limit_error): Slow down.")
+    assert len(openai.requests) == 2
+
+
+async def test_cancelling_the_turn_during_a_wait_ends_it_cancelled(tmp_path, openai):
+    openai.add(refused(503, retry_after=60), Reply("never asked for"))
+    models = {"default": {"provider": "openai", "baseUrl": openai.url, "model": "fake-model"}}
+    async with running(tmp_path, models=models, maxRetryWaitSeconds=120) as session:
+        host = session.host
+        await session.send(ChatSendParams(text="hello"))
+        with anyio.fail_after(5):
+            while not [m for m in host.of_kind("message") if m.role == "system"]:
+                await anyio.sleep(0.01)
+        assert session.cancel(session.conversation_id) is True
+        with anyio.fail_after(5):
+            while not host.of_kind("turn_ended"):
+                await anyio.sleep(0.01)
+    assert host.of_kind("turn_ended")[0].outcome == "cancelled"
+    assert len(openai.requests) == 1
+
+
 # ------------------------------------------------------------ the time limits as settings
 
 
@@ -390,6 +561,19 @@ def test_the_time_limits_are_settings_with_defaults():
     for bad in ({"modelFirstByteTimeoutSeconds": 0}, {"modelIdleTimeoutSeconds": -1}):
         with pytest.raises(ValidationError):
             Settings.model_validate(bad)
+
+
+def test_the_retries_are_settings_with_defaults():
+    assert (Settings().max_retries, Settings().max_retry_wait_seconds) == (3, 60)
+    assert ModelLimits.of(Settings()) == ModelLimits() == ModelLimits(retries=3, retry_wait=60)
+    chosen = Settings.model_validate({"maxRetries": 0, "maxRetryWaitSeconds": 2.5})
+    assert ModelLimits.of(chosen)[2:] == (0, 2.5)
+    settings, problems = read_settings({"maxRetries": -1, "maxRetryWaitSeconds": "a minute", "maxRequestsPerTurn": 9})
+    assert problems == [
+        "modus.maxRetries: Input should be greater than or equal to 0",
+        "modus.maxRetryWaitSeconds: Input should be a valid number, unable to parse string as a number",
+    ]
+    assert (settings.max_retries, settings.max_retry_wait_seconds, settings.max_requests_per_turn) == (3, 60, 9)
 
 
 async def test_the_task_factory_hands_the_limits_to_the_model(tmp_path, openai):

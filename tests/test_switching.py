@@ -122,9 +122,9 @@ async def test_the_model_sees_the_whole_history_after_a_switch(tmp_path):
         task = session.task_for("modus")
         original = type(task.model).complete
 
-        async def spy(self, request, on_text):
+        async def spy(self, request, *callbacks):
             seen.append(request)
-            return await original(self, request, on_text)
+            return await original(self, request, *callbacks)
 
         type(task.model).complete = spy
         try:

@@ -160,7 +160,7 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
         messages=tuple(turn.session.histories.get(turn.history_id).messages),
         tools=task.tool_schemas,
     )
-    reply = await task.model.complete(request, on_text)
+    reply = await task.model.complete(request, on_text, turn.system)  # a retry's wait: a system message
     rest = parser.finish()
     if rest:
         shown.append(rest)

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from protocol import Model
 
-from .base import ChatMessage, ModelClient, ModelError, ModelLimits, ModelReply, ModelRequest, ToolCallRequest, ToolSchema
+from .base import (
+    ChatMessage, ModelClient, ModelError, ModelLimits, ModelReply, ModelRequest, ToolCallRequest, ToolSchema, no_notice,
+)
 from .scripted import Script, ScriptCursor, ScriptedModel
 
 
@@ -16,7 +18,7 @@ class _DeferredError:
     def __init__(self, error: ModelError):
         self.error = error
 
-    async def complete(self, request, on_text):
+    async def complete(self, request, on_text, on_notice=no_notice):
         raise self.error
 
 

@@ -17,7 +17,7 @@ class AnthropicModel(SdkModel):
     client_class = "AsyncAnthropic"
     derived_events = frozenset({"text", "input_json", "citation", "thinking", "signature"})  # beside the raw events
 
-    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
+    async def ask_once(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
         client = await self.client()
         message = None
         async with self.streaming(client.messages.stream(**self._params(request))) as events:

@@ -47,20 +47,36 @@ class ModelReply(NamedTuple):
 
 class ModelLimits(NamedTuple):
     """How long a streamed model request may wait, in seconds: for its first event (from sending
-    the request), then between two events (settings modelFirstByteTimeoutSeconds, modelIdleTimeoutSeconds)."""
+    the request), then between two events (settings modelFirstByteTimeoutSeconds, modelIdleTimeoutSeconds);
+    how often a request the server refused for now is sent again, and how long it may wait for
+    that in all (maxRetries, maxRetryWaitSeconds)."""
 
     first_byte: float = Settings.model_fields["model_first_byte_timeout_seconds"].default
     idle: float = Settings.model_fields["model_idle_timeout_seconds"].default
+    retries: int = Settings.model_fields["max_retries"].default
+    retry_wait: float = Settings.model_fields["max_retry_wait_seconds"].default
 
     @classmethod
     def of(cls, settings: Settings) -> ModelLimits:
-        return cls(settings.model_first_byte_timeout_seconds, settings.model_idle_timeout_seconds)
+        return cls(
+            settings.model_first_byte_timeout_seconds,
+            settings.model_idle_timeout_seconds,
+            settings.max_retries,
+            settings.max_retry_wait_seconds,
+        )
 
 
 class ModelError(Exception):
     """The provider could not answer (configuration, network, refusal). The turn fails with this text."""
 
 
+def no_notice(text: str) -> None:
+    """The default `on_notice`: nobody is told."""
+
+
 class ModelClient(Protocol):
-    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
-        """Answer the request, streaming visible text through `on_text` as it arrives."""
+    async def complete(
+        self, request: ModelRequest, on_text: Callable[[str], None], on_notice: Callable[[str], None] = no_notice
+    ) -> ModelReply:
+        """Answer the request, streaming visible text through `on_text` as it arrives. What the user
+        should know meanwhile but is not the model's text (a wait before a retry) goes to `on_notice`."""

@@ -22,7 +22,7 @@ class OpenAIModel(SdkModel):
     client_class = "AsyncOpenAI"
     no_key_hint = "; a local server needs none: set baseUrl"
 
-    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
+    async def ask_once(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
         client = await self.client()
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}  # by index: id, name, argument fragments joined

@@ -15,7 +15,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..untrusted import Refused, Signature, load_yaml, off_loop, read_text, signature
-from .base import ModelError, ModelReply, ModelRequest, ToolCallRequest
+from .base import ModelError, ModelReply, ModelRequest, ToolCallRequest, no_notice
 
 SCRIPT_FINISHED = "Script finished."
 NOT_CONFIGURED = (
@@ -108,7 +108,9 @@ class ScriptedModel:
         self.script = script
         self.cursor = cursor
 
-    async def complete(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
+    async def complete(
+        self, request: ModelRequest, on_text: Callable[[str], None], on_notice: Callable[[str], None] = no_notice
+    ) -> ModelReply:
         if self.script is None:
             await _stream(NOT_CONFIGURED, on_text)
             return ModelReply(NOT_CONFIGURED)

@@ -1,5 +1,10 @@
 """What the two SDK-backed providers share: the API key, the client, the time limits of a streamed
-request, and failures as ModelError.
+request, retries, and failures as ModelError.
+
+A request the server refuses for now (429 rate limited, 529 overloaded, another 5xx) before any
+event of its stream came is sent again, here and nowhere else (the SDKs' own retries are off):
+each wait is told through `on_notice` before it starts, and it is an anyio sleep, so cancelling
+the turn ends it at once.
 
 The SDKs take seconds to import, so each is imported on the first request and in a worker
 thread: the server starts without them and keeps answering while they load.
@@ -9,19 +14,77 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 import os
+import random
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any, AsyncIterator, Callable, Mapping
 
 import anyio
 
 from protocol import Model
 
-from .base import ModelError, ModelLimits
+from .base import ModelError, ModelLimits, ModelReply, ModelRequest, no_notice
 
 #: Sent to a custom baseUrl when no apiKeyEnv is named: a local server needs no key, and the
 #: user's provider key must not go to another host unasked.
 PLACEHOLDER_KEY = "modus-no-key"
+
+#: Without a `retry-after` from the server, the first wait before a retry, in seconds; each next
+#: one is twice as long, up to BACKOFF_LONGEST.
+BACKOFF_FIRST = 1.0
+BACKOFF_LONGEST = 30.0
+
+
+class NotNow(ModelError):
+    """The server refused the request for now (HTTP 429, 529 or another 5xx) before any event of
+    its stream came: asked again later, it may answer."""
+
+    def __init__(self, text: str, status: int, what: str, retry_after: float | None):
+        super().__init__(text)
+        self.status = status
+        self.what = what  # `HTTP 429 (rate_limit_error): <the server's message>`
+        self.retry_after = retry_after  # the seconds the server asked to wait, if it did
+
+    @property
+    def kind(self) -> str:
+        return {429: "Rate limited", 529: "Overloaded"}.get(self.status, "Server error")
+
+
+def retryable(status: int) -> bool:
+    return status == 429 or 500 <= status <= 599
+
+
+def backoff(attempt: int, jitter: float) -> float:
+    """The wait after failed attempt number `attempt` when the server named none: 1, 2, 4 … up to
+    30 seconds, shortened by up to half (`jitter` from 0 to 1) so that clients do not all come back at once."""
+    return min(BACKOFF_FIRST * 2 ** (attempt - 1), BACKOFF_LONGEST) * (1 - jitter / 2)
+
+
+def retry_after(headers: Mapping[str, str], now: datetime) -> float | None:
+    """The seconds the server asks to wait: `retry-after-ms`, or `retry-after` as seconds or as an
+    HTTP date; None when it names no wait it makes sense to honour."""
+    for name, scale in (("retry-after-ms", 1000), ("retry-after", 1)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / scale
+        except ValueError:
+            seconds = _seconds_until(value, now) if scale == 1 else math.nan
+        if math.isfinite(seconds):
+            return max(seconds, 0.0)
+    return None
+
+
+def _seconds_until(date: str, now: datetime) -> float:
+    try:
+        when = parsedate_to_datetime(date)
+    except (TypeError, ValueError):
+        return math.nan
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp() - now.timestamp()
 
 
 class Events:
@@ -63,6 +126,40 @@ class SdkModel:
         self.api_key = self._api_key()
         self._client: Any = None
 
+    async def complete(
+        self, request: ModelRequest, on_text: Callable[[str], None], on_notice: Callable[[str], None] = no_notice
+    ) -> ModelReply:
+        """Ask, and ask again while the server refuses for now (see NotNow): at most `retries`
+        times, waiting at most `retry_wait` seconds in all; every wait is told through `on_notice`."""
+        attempt, waited = 1, 0.0
+        while True:
+            try:
+                return await self.ask_once(request, on_text)
+            except NotNow as refused:
+                if attempt > self.limits.retries:
+                    raise self.error(self._gave_up(attempt, f"(maxRetries {self.limits.retries})", refused)) from None
+                delay = refused.retry_after
+                if delay is None:
+                    delay = backoff(attempt, random.random())
+                if waited + delay > self.limits.retry_wait:
+                    cap = _seconds(self.limits.retry_wait)
+                    why = f"(waiting {_seconds(delay)} more would pass maxRetryWaitSeconds, {cap} in all)"
+                    raise self.error(self._gave_up(attempt, why, refused)) from None
+                on_notice(self.scrub(
+                    f"{refused.kind}: {self.provider} model {self.model} answered {refused.what.rstrip('.')}. "
+                    f"Retrying in {_seconds(delay)} (attempt {attempt + 1} of {self.limits.retries + 1})."
+                ))
+                await anyio.sleep(delay)
+                attempt, waited = attempt + 1, waited + delay
+
+    async def ask_once(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
+        """One request, streamed (each provider's own)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _gave_up(attempts: int, why: str, refused: NotNow) -> str:
+        return f"gave up after {attempts} attempt{'s' if attempts > 1 else ''} {why}; the last answer: {refused.what}"
+
     def _api_key(self) -> str:
         env = self.config.api_key_env or (None if self.config.base_url else self.default_key_env)
         if env is None:
@@ -84,10 +181,10 @@ class SdkModel:
         sdk = importlib.import_module(self.provider)
         # Our limits (see streaming) apply first: the SDK's timeout, as long as the longer one, only
         # backs them up, so its 10-minute default never applies; it keeps its short connect timeout.
-        # One retry: a dead endpoint must fail the turn quickly, not after minutes of back-off.
+        # No retries of its own: ours (complete) are told to the user and end with the turn.
         timeout = sdk.Timeout(max(self.limits.first_byte, self.limits.idle), connect=sdk.DEFAULT_TIMEOUT.connect)
         return getattr(sdk, self.client_class)(
-            api_key=self.api_key, base_url=self.config.base_url, timeout=timeout, max_retries=1
+            api_key=self.api_key, base_url=self.config.base_url, timeout=timeout, max_retries=0
         )
 
     @asynccontextmanager
@@ -110,7 +207,11 @@ class SdkModel:
         return f"{self.provider} model {self.model} at {self._client.base_url}"
 
     def error(self, what: str) -> ModelError:
-        return ModelError(f"{self.who()}: {what}".replace(self.api_key, "***"))
+        return ModelError(self.scrub(f"{self.who()}: {what}"))
+
+    def scrub(self, text: str) -> str:
+        """Never the key in what the user sees (a server may quote it back)."""
+        return text.replace(self.api_key, "***")
 
     def failure(self, exc: Exception, events: Events) -> ModelError:
         """Whatever the SDK or the stream raised, as one line naming the model; never the key."""
@@ -118,6 +219,9 @@ class SdkModel:
         http = importlib.import_module("httpx2")  # the SDKs' HTTP client: Anthropic's stream raises its errors as they are
         if isinstance(exc, sdk.APIStatusError):
             what = self.status(exc.status_code, exc.body, exc.message)
+            if retryable(exc.status_code) and events.count == 0:  # never once the stream started
+                wait = retry_after(exc.response.headers, datetime.now(timezone.utc))
+                return NotNow(str(self.error(what)), exc.status_code, self.scrub(what), wait)
             if exc.status_code == 401 and self.api_key == PLACEHOLDER_KEY:
                 what += " (no API key was sent: name its environment variable in apiKeyEnv)"
         elif isinstance(exc, (sdk.APITimeoutError, http.TimeoutException)):
@@ -125,7 +229,7 @@ class SdkModel:
         elif isinstance(exc, (sdk.APIConnectionError, http.TransportError)):
             if events.stream is not None:  # the response had come: the connection broke while streaming
                 return self.cut(events, _deepest_reason(exc))
-            what = f"cannot connect ({exc.__cause__ or exc})"
+            what = f"cannot connect ({_connect_reason(exc)})"
         elif isinstance(exc, sdk.APIError):  # an error object inside the stream
             what = f"error in the stream: {exc.message}"
         else:
@@ -153,6 +257,23 @@ class SdkModel:
     def max_tokens_in_call(self) -> ModelError:
         """Never run a call whose arguments were cut off."""
         return self.error("the reply reached max tokens in the middle of a tool call; raise maxTokens.")
+
+
+def _seconds(value: float) -> str:
+    """`8 s`, `0.5 s`, `1.7 s`: to a tenth, as the user reads it."""
+    return f"{round(value, 1):g} s"
+
+
+def _connect_reason(exc: BaseException) -> str:
+    """'connection refused', else the innermost reason ('[Errno -2] Name or service not known')."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and cause not in chain:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    if any(isinstance(c, ConnectionRefusedError) for c in chain):
+        return "connection refused"
+    return str(chain[-1]) or type(chain[-1]).__name__
 
 
 def _deepest_reason(exc: BaseException) -> str:

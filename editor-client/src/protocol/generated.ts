@@ -475,6 +475,8 @@ export interface Settings {
   commandTimeoutSeconds?: number;
   maxConsecutiveMistakes?: number;
   maxRequestsPerTurn?: number;
+  maxRetries?: number;
+  maxRetryWaitSeconds?: number;
   members?: Member[];
   modeSwitchDelayMs?: number;
   modelFirstByteTimeoutSeconds?: number;
