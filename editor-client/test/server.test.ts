@@ -65,6 +65,27 @@ describe('protocol layer against the real server', () => {
     assert.deepEqual(lines(s.view).slice(2), ['user: Again', 'assistant: Script finished.']);
   });
 
+  it('flips PLAN ⇄ ACT: a plan answered with plan_mode_respond waits, the flip to ACT carries it on', async () => {
+    const s = await start({
+      turns: [
+        { toolCalls: [{ name: 'plan_mode_respond', arguments: { response: 'Plan: greet.' } }] },
+        { text: 'Greeting now.' },
+      ],
+    });
+    s.record({ type: 'state', state: await s.api.setPhase('plan') });
+    assert.equal(s.view.phase, 'plan');
+    await s.chat('Plan a greeting');
+    const outcomes = () => s.updates.flatMap((u) => (u.kind === 'turn_ended' ? [u.outcome] : []));
+    assert.deepEqual(outcomes(), ['awaiting_user']);
+    assert.deepEqual(lines(s.view), ['phase act -> plan', 'user: Plan a greeting', 'assistant: Plan: greet.', 'turn awaiting_user']);
+    s.record({ type: 'state', state: await s.api.setPhase('act') });
+    await s.waitFor(() => outcomes().length === 2, 'the turn the flip to ACT resumes');
+    assert.deepEqual(outcomes(), ['awaiting_user', 'completed']);
+    assert.equal(s.view.phase, 'act');
+    assert.deepEqual(lines(s.view).slice(4), ['phase plan -> act', 'assistant: Greeting now.']);
+    assert.ok(!lines(s.view).some((l) => l.includes('plan_mode_respond')), 'no card for the response');
+  });
+
   it('runs the demo: approvals answered, edits applied, FileRestrictionError in the view', async () => {
     const s = await start({ turns: DEMO_TURNS });
     s.record({ type: 'modes', modes: await s.api.modes() });

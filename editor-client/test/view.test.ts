@@ -164,6 +164,27 @@ describe('history replay', () => {
     assert.equal(next.entries.length, view.entries.length);
   });
 
+  it('plan_mode_respond and act_mode_respond are the assistant speaking, not cards; a refused one is a card', () => {
+    const live = replay([
+      up({ kind: 'tool_call', turnId: 't1', toolCallId: 'p1', name: 'plan_mode_respond', params: { response: 'The plan.' }, status: 'pending' }),
+      up({ kind: 'message', turnId: 't1', role: 'assistant', text: 'The plan.' }),
+      up({ kind: 'tool_call', turnId: 't1', toolCallId: 'p1', name: 'plan_mode_respond', params: { response: 'The plan.' }, status: 'completed', result: 'shown' }),
+      up({ kind: 'tool_call', turnId: 't1', toolCallId: 'a1', name: 'act_mode_respond', params: { response: 'x' }, status: 'failed', error: { type: 'ToolNotAllowed', message: 'only in ACT' } }),
+      up({ kind: 'phase_changed', from: 'plan', to: 'act', taskId: 't', by: 'user' }),
+    ]);
+    assert.deepEqual(lines(live), ['assistant: The plan.', 'tool act_mode_respond failed ToolNotAllowed: only in ACT', 'phase plan -> act']);
+    assert.equal(live.phase, 'act');
+    const stored = history([
+      msg('user', 'plan it'),
+      msg('assistant', '', { mode: 'code', toolCalls: [call('p1', 'plan_mode_respond', { response: 'The plan.', task_progress: '- [ ] one' })] }),
+      msg('tool', '[The user switched to ACT MODE, so you may now proceed with the task.]', { toolCallId: 'p1', name: 'plan_mode_respond', isError: false }),
+      msg('assistant', '', { mode: 'code', toolCalls: [call('a1', 'act_mode_respond', { response: 'Halfway.' }), call('a2', 'act_mode_respond', { response: 'Again.' })] }),
+      msg('tool', 'Your message was shown to the user. Go on with the task.', { toolCallId: 'a1', name: 'act_mode_respond', isError: false }),
+      msg('tool', '[BLOCKED] act_mode_respond cannot be called twice in a row.', { toolCallId: 'a2', name: 'act_mode_respond', isError: false }),
+    ]);
+    assert.deepEqual(lines(stored), ['user: plan it', 'assistant: The plan.\n\n- [ ] one', 'assistant: Halfway.']);
+  });
+
   it('keeps the approvals still waiting for an answer when the entries are replaced', () => {
     const request = { kind: 'tool' as const, title: 'Write a?', detail: '' };
     let view = replay([

@@ -116,6 +116,19 @@ describe('chat webview (headless Chromium)', () => {
     assert.equal(await page.locator('#input').inputValue(), '');
   });
 
+  it('the phase badge follows phase_changed and a click asks to flip it', async () => {
+    const badge = page.locator('#phase');
+    await feed(page, toWebview([{ type: 'update', update: { conversationId: 'c-phase', kind: 'phase_changed', from: 'act', to: 'plan', taskId: 't-1', by: 'user' } }]));
+    assert.equal(await badge.textContent(), 'PLAN');
+    assert.match((await badge.getAttribute('class')) ?? '', /\bplan\b/);
+    assert.equal(await badge.getAttribute('aria-label'), 'Phase: PLAN MODE (click to switch)');
+    await badge.click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'togglePhase'), [{ type: 'togglePhase' }]);
+    await feed(page, toWebview([{ type: 'update', update: { conversationId: 'c-phase', kind: 'phase_changed', from: 'plan', to: 'act', taskId: 't-2', by: 'user' } }]));
+    assert.equal(await badge.textContent(), 'ACT');
+    assert.doesNotMatch((await badge.getAttribute('class')) ?? '', /\bplan\b/);
+  });
+
   it('renders data as text, never as HTML, and breaks no CSP rule', async () => {
     const evil = '<img src=x onerror="window.__pwned=1"><b>bold</b>';
     await feed(page, toWebview([{ type: 'update', update: { conversationId: currentConversation(), kind: 'message', role: 'system', text: evil } }]));

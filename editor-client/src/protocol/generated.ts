@@ -372,6 +372,7 @@ export interface ModesSwitchParams {
  */
 export interface PhaseChanged {
   agent?: string;
+  by: 'user' | 'model';
   conversationId: string;
   from: 'plan' | 'act';
   kind: 'phase_changed';
