@@ -27,11 +27,12 @@ from ..lsp.server import converter
 
 SCRIPT = Path(__file__).with_name("script.yaml")
 REQUEST = "Build a tiny greeting app: design it first, then write the code."
+PLAN_REQUEST = "Add a --shout option that prints the greeting in capitals."
 WIDTH = 100
 
 
 def say(who: str, text: str) -> None:
-    lines = textwrap.wrap(text, WIDTH - 12) or [""]
+    lines = [part for line in text.strip().splitlines() for part in textwrap.wrap(line, WIDTH - 12) or [""]] or [""]
     print(f"{who:<9}▸ {lines[0]}")
     for line in lines[1:]:
         print(f"{'':<11}{line}")
@@ -106,9 +107,13 @@ class DemoEditor:
             say(u.get("agent", "modus"), u["text"])
         elif kind == "message" and u["role"] == "system":
             note("ℹ", u["text"])
+        elif kind == "phase_changed":
+            note("⇆", f"phase {u['from'].upper()} → {u['to'].upper()} (by the {u['by']}, new task {u['taskId']})")
         elif kind == "mode_changed":
             why = f" — {u['reason']}" if u.get("reason") else ""
             note("⇄", f"mode {u['from']} → {u['to']} (by the {u['by']}, new task {u['taskId']}){why}")
+        elif kind == "tool_call" and u["status"] == "completed" and u["name"].endswith("_mode_respond"):
+            pass  # its response came as the assistant's message
         elif kind == "tool_call" and u["status"] == "completed":
             result = u.get("result", "")
             note("✓", f"{u['name']}: {result}")
@@ -138,6 +143,12 @@ class DemoEditor:
 
     async def request(self, method: str, params: Any) -> Any:
         return await self.client.protocol.send_request_async(method, params)
+
+    async def chat(self, text: str) -> None:
+        """Send a message and wait for the turn it starts to end."""
+        self.turn_done.clear()
+        await self.request(methods.CHAT_SEND, {"text": text})
+        await asyncio.wait_for(self.turn_done.wait(), 60)
 
 
 async def run(workspace: Path) -> int:
@@ -171,7 +182,17 @@ async def run(workspace: Path) -> int:
     print(f"mode: {state['mode']['name']}, task {state['task']['id']}, model: {state['task']['model']['provider']}\n")
 
     say("you", REQUEST)
-    await editor.request(methods.CHAT_SEND, {"text": REQUEST})
+    await editor.chat(REQUEST)
+
+    print()
+    say("you", "(flips to PLAN with Modus: Toggle Plan/Act: talk first, nothing is written)")
+    await editor.request(lsp.WORKSPACE_EXECUTE_COMMAND, lsp.ExecuteCommandParams(Command.TOGGLE_PHASE, []))
+    say("you", PLAN_REQUEST)
+    await editor.chat(PLAN_REQUEST)
+    print()
+    say("you", "(likes the plan and flips to ACT: the agent carries it out)")
+    editor.turn_done.clear()
+    await editor.request(lsp.WORKSPACE_EXECUTE_COMMAND, lsp.ExecuteCommandParams(Command.TOGGLE_PHASE, []))
     await asyncio.wait_for(editor.turn_done.wait(), 60)
 
     print()
@@ -181,13 +202,16 @@ async def run(workspace: Path) -> int:
 
     files = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*") if p.is_file() and ".modus" not in p.parts)
     print(f"\nfiles in the workspace: {', '.join(files)}")
-    run = subprocess.run([sys.executable, "src/app.py", "Ada"], cwd=workspace, capture_output=True, text=True)
-    print(f"$ python src/app.py Ada\n{run.stdout.strip()}")
+    outputs = []
+    for args in (["Ada"], ["Ada", "--shout"]):
+        run = subprocess.run([sys.executable, "src/app.py", *args], cwd=workspace, capture_output=True, text=True)
+        print(f"$ python src/app.py {' '.join(args)}\n{run.stdout.strip()}")
+        outputs.append(run.stdout.strip())
 
     await editor.client.shutdown_async(None)
     editor.client.exit(None)
     await editor.client.stop()
-    ok = run.stdout.strip() == "Hello, Ada!"
+    ok = outputs == ["Hello, Ada!", "HELLO, ADA!"]
     print("\nThe demo ran as expected." if ok else "\nThe demo did not produce the expected program.")
     return 0 if ok else 1
 
