@@ -66,3 +66,10 @@ async def call_tool(session: Session, name: str, agent: str = "modus", **argumen
     """Run one call through the gate, as the loop would, in the session's current task."""
     ctx = ToolContext(session, session.task_for(agent), agent, session.conversation_id, "turn-test", "call-test")
     return await run_tool(ctx, ToolCallRequest("call-test", name, arguments), TOOLS)
+
+
+async def until(predicate, seconds: float = 5) -> None:
+    """Wait for `predicate()` to hold, polling; fail after `seconds`."""
+    with anyio.fail_after(seconds):
+        while not predicate():
+            await anyio.sleep(0.01)

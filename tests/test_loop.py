@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from helpers import chat, running
+from helpers import chat, running, until
 from memory_host import MemoryHost
 from protocol import ChatSendParams
 from server.errors import BadRequest
@@ -132,13 +132,9 @@ async def test_cancel_ends_the_turn_and_closes_open_calls(tmp_path):
     host = MemoryHost()
     async with running(tmp_path, turns, host=host, autoApprove={"command": True}) as session:
         await session.send(ChatSendParams(text="run it"))
-        with anyio.fail_after(5):
-            while not [u for u in host.of_kind("tool_call") if u.status == "running"]:
-                await anyio.sleep(0.01)
+        await until(lambda: [u for u in host.of_kind("tool_call") if u.status == "running"])
         assert session.cancel(session.conversation_id) is True
-        with anyio.fail_after(5):
-            while not host.of_kind("turn_ended"):
-                await anyio.sleep(0.01)
+        await until(lambda: host.of_kind("turn_ended"))
         assert session.cancel(session.conversation_id) is False  # nothing runs any more
         tool_messages = [m for m in session.store.messages(session.conversation_id) if m.role == "tool"]
     assert host.of_kind("turn_ended")[0].outcome == "cancelled"

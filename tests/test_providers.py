@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, FakeServer, Raw, Reply, Stall
-from helpers import chat, running
+from helpers import chat, running, until
 from protocol import ChatSendParams, Model, ModelsConfig, Settings
 from server.agent import build_task
 from server.lsp.server import read_settings
@@ -539,13 +539,9 @@ async def test_cancelling_the_turn_during_a_wait_ends_it_cancelled(tmp_path, ope
     async with running(tmp_path, models=models, maxRetryWaitSeconds=120) as session:
         host = session.host
         await session.send(ChatSendParams(text="hello"))
-        with anyio.fail_after(5):
-            while not [m for m in host.of_kind("message") if m.role == "system"]:
-                await anyio.sleep(0.01)
+        await until(lambda: [m for m in host.of_kind("message") if m.role == "system"])
         assert session.cancel(session.conversation_id) is True
-        with anyio.fail_after(5):
-            while not host.of_kind("turn_ended"):
-                await anyio.sleep(0.01)
+        await until(lambda: host.of_kind("turn_ended"))
     assert host.of_kind("turn_ended")[0].outcome == "cancelled"
     assert len(openai.requests) == 1
 

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from helpers import call_tool, running
+from helpers import call_tool, running, until
 from memory_host import MemoryHost
 from protocol import ApprovalResponse
 from server.providers.xmlcalls import XmlCallParser
@@ -1056,9 +1056,7 @@ async def test_execute_command_timeout_kills_the_process_group(tmp_path):
         result = await call_tool(session, "execute_command", command=command, timeout=0.5)
     check(result, "ToolError", f"Command timed out after 0.5s and was stopped: {command}\nOutput so far:\nstarted")
     child = int(text_of(tmp_path, "child.pid"))
-    with anyio.fail_after(5):  # SIGKILL was sent to the group; give the kernel a moment to deliver it
-        while not _gone(child):
-            await anyio.sleep(0.01)
+    await until(lambda: _gone(child))  # SIGKILL was sent to the group; give the kernel a moment to deliver it
 
 
 async def test_execute_command_default_timeout_from_settings(tmp_path):
