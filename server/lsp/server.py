@@ -1,7 +1,7 @@
 """The pygls language server: decodes requests, validates them against `protocol`, calls the core.
 
-This is the only package that imports pygls. Handlers are small functions; what they do lives
-in the core (`server.agent`).
+This is the only package that imports pygls. The handlers are in `features/`, by feature area,
+each a few lines; what they do lives in the core (`server.agent`).
 
 Start-up is kept short: `initialize` is answered from names alone, and the core (pydantic
 models, the session, SQLite) is loaded when the client sends `initialized`.
@@ -9,13 +9,10 @@ models, the session, SQLite) is loaded when the client sends `initialized`.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 from pathlib import Path
-from typing import Any, Awaitable, Callable
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from lsprotocol import types as lsp
@@ -26,11 +23,9 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, 
 from pygls.uris import to_fs_path
 
 from protocol import names
-from protocol.names import Command
 
 from .. import __version__
 from ..startup import started
-from ..errors import BadRequest
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -219,179 +214,9 @@ class ModusServer(LanguageServer):
             (self._diagnosed.add if problems else self._diagnosed.discard)(f.path)
 
 
-Handler = Callable[["Session", Any], "Awaitable[BaseModel] | BaseModel"]
-
-
-def _cancel(session: "Session", params):
-    from protocol import ChatCancelResult
-
-    return ChatCancelResult(cancelled=session.cancel(params.conversation_id))
-
-
 def _register(server: ModusServer) -> None:
-    """Every handler of the server, registered on this instance."""
+    """Every handler of the server, by feature area (server/lsp/features)."""
+    from .features import FEATURES
 
-    def request(method: str, handler: Handler) -> None:
-        """A `modus/*` request: params validated against the contract, what the repository
-        holds read again if it changed, a protocol model back.
-
-        The handler is a generator, pygls's way to wait inside a plain handler: it answers at
-        once when nothing is to be read again and the handler is synchronous (the common case,
-        and the fast one), and yields to the coroutines that must run otherwise."""
-
-        async def call(session: "Session", parsed: Any):
-            try:
-                return await handler(session, parsed)
-            except BadRequest as exc:
-                raise JsonRpcInvalidParams(str(exc)) from None
-
-        @server.feature(method)
-        def handle(params: Any):
-            session = server.require_session()
-            from protocol import REQUESTS
-
-            parsed = validate(REQUESTS[method].params, params, method)
-            if session.stale():
-                yield session.refresh, (), {}
-            if inspect.iscoroutinefunction(handler):
-                result = yield call, (session, parsed), {}
-            else:
-                try:
-                    result = handler(session, parsed)
-                except BadRequest as exc:
-                    raise JsonRpcInvalidParams(str(exc)) from None
-            return result.wire()
-
-    request(names.STATE, lambda s, p: s.state())
-    request(names.MODES_LIST, lambda s, p: s.list_modes())
-    async def send(session: "Session", params):
-        return await session.send(params)
-
-    request(names.CHAT_SEND, send)
-    request(names.CHAT_CANCEL, _cancel)
-    request(names.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
-    request(names.CHAT_LIST, lambda s, p: s.list_conversations())
-    request(names.CHAT_OPEN, lambda s, p: s.open(p.conversation_id))
-    request(names.PROMPT_GET, lambda s, p: s.prompt(p))
-
-    def user_switch(session: "Session", params) -> "BaseModel":
-        session.switch_mode(params.slug, by="user")
-        return session.state()
-
-    request(names.MODES_SWITCH, user_switch)
-
-    async def set_phase(session: "Session", params):
-        return await session.user_set_phase(params.phase)
-
-    request(names.PHASE_SET, set_phase)
-
-    async def phase_command(name: str, args: tuple, toggle: bool):
-        session = server.require_session()
-        if toggle:
-            if args:
-                raise JsonRpcInvalidParams(f"{name} takes no arguments: []")
-            phase = "act" if session.phase == "plan" else "plan"
-        elif len(args) != 1 or args[0] not in ("plan", "act"):
-            raise JsonRpcInvalidParams(f"{name} takes one argument, the phase: [\"plan\"] or [\"act\"]")
-        else:
-            phase = args[0]
-        await session.refresh()
-        return (await session.user_set_phase(phase)).wire()
-
-    @server.command(Command.SET_PHASE)
-    async def set_phase_command(*args: Any):
-        return await phase_command(Command.SET_PHASE, args, toggle=False)
-
-    @server.command(Command.TOGGLE_PHASE)
-    async def toggle_phase_command(*args: Any):
-        return await phase_command(Command.TOGGLE_PHASE, args, toggle=True)
-
-    @server.command(Command.SWITCH_MODE)
-    async def switch_mode_command(*args: Any):
-        session = server.require_session()
-        if len(args) != 1 or not isinstance(args[0], str):
-            raise JsonRpcInvalidParams(f"{Command.SWITCH_MODE} takes one argument, a mode slug: [slug]")
-        await session.refresh()
-        try:
-            from protocol import ModesSwitchParams
-
-            params = validate(ModesSwitchParams, {"slug": args[0]}, Command.SWITCH_MODE)
-            return user_switch(session, params).wire()
-        except BadRequest as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
-
-    @server.command(Command.SHOW_PROMPT)
-    async def show_prompt_command(*args: Any):
-        from protocol import PromptGetParams
-
-        session = server.require_session()
-        await session.refresh()
-        return session.prompt(PromptGetParams()).text
-
-    @server.feature(lsp.INITIALIZE)
-    def initialize(params: lsp.InitializeParams):
-        server._initialize_params = params
-
-    @server.feature(lsp.INITIALIZED)
-    def initialized(params: lsp.InitializedParams):
-        # synchronous: every message after `initialized` finds the session in place
-        if server.session is not None:
-            return
-        if not server.start_session(server._initialize_params):
-            server.host.show_message("error", f"could not start: {server._start_error}")
-            return
-        for problem in server._settings_problems:
-            server.host.show_message("error", problem)
-        server.session.modes.on_change = server.publish_mode_diagnostics  # the first read is on its way
-        server.task_group.start_soon(_watch_mode_files, server)
-
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(params: lsp.DidChangeConfigurationParams):
-        settings = params.settings
-        if not isinstance(settings, dict) or "modus" not in settings or server.session is None:
-            return
-        new, problems = read_settings(settings["modus"])
-        for problem in problems:
-            server.host.show_message("error", problem)
-        server.session.update_settings(new)
-
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    async def did_change_watched_files(params: lsp.DidChangeWatchedFilesParams):
-        if server.session is not None:
-            await server.session.refresh()
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    async def did_save(params: lsp.DidSaveTextDocumentParams):
-        if server.session is not None:
-            await server.session.refresh()
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(params: lsp.DidOpenTextDocumentParams):
-        pass  # registered so that text sync is advertised; pygls keeps the buffer
-
-
-async def _watch_mode_files(server: ModusServer) -> None:
-    """Ask the client to tell us when a mode file changes, if it can."""
-    caps = server.client_capabilities.workspace
-    watched = caps.did_change_watched_files if caps else None
-    if not watched or not watched.dynamic_registration or server.session is None:
-        return
-    watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in MODE_FILE_GLOBS]
-    global_file = server.session.modes.files[-1].path
-    if watched.relative_pattern_support:
-        from pygls.uris import from_fs_path
-
-        watchers.append(
-            lsp.FileSystemWatcher(
-                glob_pattern=lsp.RelativePattern(base_uri=from_fs_path(str(global_file.parent)), pattern=global_file.name)
-            )
-        )
-    registration = lsp.Registration(
-        id="modus-mode-files",
-        method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
-    )
-    try:
-        await server.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
-    except Exception as exc:
-        log.info("the client did not register file watchers: %s", exc)
+    for feature in FEATURES:
+        feature.register(server)

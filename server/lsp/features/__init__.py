@@ -1,0 +1,9 @@
+"""The server's handlers by feature area, each a few lines that call the core.
+
+`requests.request` registers a `modus/*` request (params validated against the contract, the
+repository's files read again when they changed); `requests.command` a `workspace/executeCommand`.
+"""
+
+from . import chat, modes, workspace
+
+FEATURES = (workspace, chat, modes)

@@ -1,0 +1,66 @@
+"""Registering `modus/*` requests and `workspace/executeCommand` commands on the server."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from ...errors import BadRequest
+from ..server import validate
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ...agent import Session
+    from ..server import ModusServer
+
+Handler = Callable[["Session", Any], "Awaitable[BaseModel] | BaseModel"]
+
+
+def request(server: "ModusServer", method: str, handler: Handler) -> None:
+    """A `modus/*` request: params validated against the contract, what the repository holds
+    read again if it changed, a protocol model back.
+
+    The pygls handler is a generator, pygls's way to wait inside a plain handler: it answers at
+    once when nothing is to be read again and `handler` returns the result itself (the common
+    case, and the fast one), and yields to what must be awaited otherwise."""
+
+    @server.feature(method)
+    def handle(params: Any):
+        session = server.require_session()
+        from protocol import REQUESTS
+
+        parsed = validate(REQUESTS[method].params, params, method)
+        if session.stale():
+            yield session.refresh, (), {}
+        try:
+            result = handler(session, parsed)
+        except BadRequest as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        if inspect.isawaitable(result):
+            result = yield _answer, (result,), {}
+        return result.wire()
+
+
+async def _answer(pending: Awaitable[Any]) -> Any:
+    try:
+        return await pending
+    except BadRequest as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+
+
+def command(server: "ModusServer", name: str, handler: Callable[["Session", tuple], Any]) -> None:
+    """A `workspace/executeCommand` command: the session read up to date, then `handler(session,
+    arguments)` (awaited when it returns an awaitable); a BadRequest is -32602."""
+
+    @server.command(name)
+    async def run(*args: Any):
+        session = server.require_session()
+        await session.refresh()
+        try:
+            result = handler(session, args)
+            return await result if inspect.isawaitable(result) else result
+        except BadRequest as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None

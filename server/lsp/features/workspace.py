@@ -1,0 +1,86 @@
+"""The LSP life cycle and the workspace: initialize/initialized (the session starts), settings
+changes, and the files that make the session read the repository again."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from ..server import MODE_FILE_GLOBS, read_settings
+
+if TYPE_CHECKING:
+    from ..server import ModusServer
+
+log = logging.getLogger(__name__)
+
+
+def register(server: "ModusServer") -> None:
+    @server.feature(lsp.INITIALIZE)
+    def initialize(params: lsp.InitializeParams):
+        server._initialize_params = params
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(params: lsp.InitializedParams):
+        # synchronous: every message after `initialized` finds the session in place
+        if server.session is not None:
+            return
+        if not server.start_session(server._initialize_params):
+            server.host.show_message("error", f"could not start: {server._start_error}")
+            return
+        for problem in server._settings_problems:
+            server.host.show_message("error", problem)
+        server.session.modes.on_change = server.publish_mode_diagnostics  # the first read is on its way
+        server.task_group.start_soon(_watch_mode_files, server)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(params: lsp.DidChangeConfigurationParams):
+        settings = params.settings
+        if not isinstance(settings, dict) or "modus" not in settings or server.session is None:
+            return
+        new, problems = read_settings(settings["modus"])
+        for problem in problems:
+            server.host.show_message("error", problem)
+        server.session.update_settings(new)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def did_change_watched_files(params: lsp.DidChangeWatchedFilesParams):
+        if server.session is not None:
+            await server.session.refresh()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(params: lsp.DidSaveTextDocumentParams):
+        if server.session is not None:
+            await server.session.refresh()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: lsp.DidOpenTextDocumentParams):
+        pass  # registered so that text sync is advertised; pygls keeps the buffer
+
+
+async def _watch_mode_files(server: "ModusServer") -> None:
+    """Ask the client to tell us when a mode file changes, if it can."""
+    caps = server.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    if not watched or not watched.dynamic_registration or server.session is None:
+        return
+    watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in MODE_FILE_GLOBS]
+    global_file = server.session.modes.files[-1].path
+    if watched.relative_pattern_support:
+        from pygls.uris import from_fs_path
+
+        watchers.append(
+            lsp.FileSystemWatcher(
+                glob_pattern=lsp.RelativePattern(base_uri=from_fs_path(str(global_file.parent)), pattern=global_file.name)
+            )
+        )
+    registration = lsp.Registration(
+        id="modus-mode-files",
+        method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+    )
+    try:
+        await server.client_register_capability_async(lsp.RegistrationParams(registrations=[registration]))
+    except Exception as exc:
+        log.info("the client did not register file watchers: %s", exc)
