@@ -13,6 +13,10 @@ from typing import Iterable
 from ..providers import ChatMessage, ToolCallRequest
 from ..state import Store, StoredMessage
 
+#: plan_mode_respond's result, written when the user answers (Session.answer_waiting_call).
+PLAN_REPLY_FOLLOWS = "Your response was shown to the user. Their reply is the next user message."
+PLAN_SWITCHED_TO_ACT = "[The user switched to ACT MODE, so you may now proceed with the task.]"
+
 #: Histories kept in memory; the least recently used beyond this are let go (the store keeps them).
 LIVE_HISTORIES = 8
 

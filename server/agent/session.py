@@ -27,7 +27,7 @@ from ..state.store import new_id
 from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
 from . import conversations
-from .history import Histories, tool_result
+from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_result
 from .task import Task, build_task, enabled_tools
 
 if TYPE_CHECKING:
@@ -334,8 +334,6 @@ class Session:
     async def user_set_phase(self, phase: str) -> State:
         """The user's flip. To ACT while plan_mode_respond waits for an answer: the turn goes on in
         ACT, the model told that the user switched."""
-        from ..tools.flow import PLAN_SWITCHED_TO_ACT
-
         self.set_phase(phase, by="user")
         cid = self.conversation_id
         if phase == "act" and self.answer_waiting_call(cid, PLAN_SWITCHED_TO_ACT):
@@ -415,8 +413,6 @@ class Session:
             self._make_current(self._client_conversation(params.conversation_id), params.owner)
         cid = self.conversation_id
         agent = self.responder(cid)
-        from ..tools.flow import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT
-
         # a plan_mode_respond that waits for this answer (asked in PLAN: ACT now means the user switched)
         self.answer_waiting_call(cid, PLAN_REPLY_FOLLOWS if self.phase == "plan" else f"{PLAN_SWITCHED_TO_ACT} {PLAN_REPLY_FOLLOWS}")
         message = self._add_user_message(cid, text, self.task_for(agent))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BeforeValidator, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
+from ..agent.history import PLAN_REPLY_FOLLOWS
 from ..errors import InvalidParams, ToolError
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 
@@ -123,9 +124,6 @@ async def _attempt_completion(ctx: ToolContext, p: AttemptCompletionParams, path
 
 # ---------------------------------------------------------------- plan_mode_respond, act_mode_respond
 
-#: What the model is told after plan_mode_respond (the user's answer comes as a message).
-PLAN_REPLY_FOLLOWS = "Your response was shown to the user. Their reply is the next user message."
-PLAN_SWITCHED_TO_ACT = "[The user switched to ACT MODE, so you may now proceed with the task.]"
 PLAN_EXPLORE_MORE = (
     "Your response was shown to the user. Go on exploring with read-only tools (you said more "
     "exploration is needed), then answer with plan_mode_respond again."
