@@ -420,6 +420,14 @@ class Session:
         await self._wake(cid, agent)
         return protocol.ChatSendResult(conversation_id=cid, message_id=message.id, text=text, dispatched=[agent], mentions=[])
 
+    async def start_in_mode(self, mode: str, text: str) -> State:
+        """A code action's turn: the user's switch to `mode`, then `text` in the current conversation."""
+        if self.modes.get(mode) is None:
+            raise BadRequest(f"mode: Invalid mode: {mode}")
+        self.switch_mode(mode, by="user")
+        await self.send(protocol.ChatSendParams(text=text))
+        return self.state()
+
     def _add_user_message(self, cid: str, text: str, task: Task, **metadata) -> StoredMessage:
         """A user message, with the environment_details block the model gets with it."""
         env = environment_details(task.mode, task.phase, self.workspace.root)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import anyio
 from lsprotocol import types as lsp
@@ -40,10 +40,18 @@ MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes")
 
 
 def converter():
-    """pygls's converter, except that params and results of custom methods stay plain dicts."""
+    """pygls's converter, except that params and results of custom methods stay plain dicts, and
+    that a code action is read as one (lsprotocol reads `Command | CodeAction` as a Command
+    whose command is the code action's command object turned into a string)."""
     conv = default_converter()
     for cls, key in ((JsonRPCRequestMessage, "params"), (JsonRPCNotification, "params"), (JsonRPCResponseMessage, "result")):
         conv.register_structure_hook(cls, lambda obj, cls, key=key: cls(**{key: None, **obj}))
+
+    def command_or_action(obj, _):
+        is_command = isinstance(obj.get("command"), str)
+        return conv.structure(obj, lsp.Command if is_command else lsp.CodeAction)
+
+    conv.register_structure_hook(Union[lsp.Command, lsp.CodeAction], command_or_action)
     return conv
 
 

@@ -4,6 +4,6 @@
 repository's files read again when they changed); `requests.command` a `workspace/executeCommand`.
 """
 
-from . import chat, modes, workspace
+from . import chat, code_actions, modes, workspace
 
-FEATURES = (workspace, chat, modes)
+FEATURES = (workspace, chat, modes, code_actions)
