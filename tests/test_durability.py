@@ -107,7 +107,7 @@ def test_a_database_that_cannot_be_opened_is_not_moved(tmp_path, monkeypatch):
     cannot = sqlite3.OperationalError("unable to open database file")
     cannot.sqlite_errorcode = sqlite3.SQLITE_CANTOPEN
 
-    def refuse(target):
+    def refuse(*args):
         raise cannot
 
     monkeypatch.setattr("server.state.store._open", refuse)

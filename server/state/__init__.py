@@ -1,5 +1,6 @@
-"""Durable state in SQLite (WAL): workspace settings, conversations, messages, tasks."""
+"""Durable state in SQLite (WAL): workspace settings, conversations, messages, tasks, plans, todos."""
 
+from .migrations import StateTooNew
 from .store import Store, StoredMessage
 
-__all__ = ["Store", "StoredMessage"]
+__all__ = ["StateTooNew", "Store", "StoredMessage"]

@@ -1,7 +1,9 @@
-"""SQLite store. Writes commit before the update that announces them goes out.
+"""SQLite store. Writes commit before the update that announces them goes out: each method
+that writes has committed when it returns (`transaction()` groups several into one).
 
 A file that is not a database (or is corrupt) is moved aside, never deleted, and a fresh one
-is started: `Store.recovered` says where both are, so the user can be told.
+is started: `Store.recovered` says where both are, so the user can be told. An older database
+is upgraded in place (see migrations.py); a newer one is refused with StateTooNew, untouched.
 """
 
 from __future__ import annotations
@@ -13,54 +15,14 @@ import sqlite3
 import stat
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple, Sequence
+
+from .migrations import MIGRATIONS, Migration, check_version, migrate
 
 log = logging.getLogger(__name__)
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS conversations (
-    id         TEXT PRIMARY KEY,
-    owner      TEXT,
-    parent_id  TEXT,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS messages (
-    id              TEXT PRIMARY KEY,
-    conversation_id TEXT NOT NULL REFERENCES conversations(id),
-    seq             INTEGER NOT NULL,
-    role            TEXT NOT NULL,
-    agent           TEXT,
-    text            TEXT NOT NULL,
-    metadata        TEXT NOT NULL DEFAULT '{}',
-    created_at      REAL NOT NULL,
-    UNIQUE (conversation_id, seq)
-);
-CREATE TABLE IF NOT EXISTS turns (
-    id              TEXT PRIMARY KEY,
-    conversation_id TEXT NOT NULL,
-    agent           TEXT NOT NULL,
-    started_at      REAL NOT NULL,
-    outcome         TEXT
-);
-CREATE INDEX IF NOT EXISTS turns_open ON turns(outcome) WHERE outcome IS NULL;
-CREATE TABLE IF NOT EXISTS tasks (
-    id              TEXT PRIMARY KEY,
-    conversation_id TEXT,
-    agent           TEXT NOT NULL,
-    mode            TEXT NOT NULL,
-    phase           TEXT NOT NULL,
-    parent_id       TEXT,
-    created_at      REAL NOT NULL,
-    disposed_at     REAL
-);
-CREATE INDEX IF NOT EXISTS tasks_conversation ON tasks(conversation_id, created_at);
-"""
 
 #: At most this many conversations are listed (the most recently updated).
 LISTED_CONVERSATIONS = 200
@@ -137,11 +99,12 @@ class Recovered(NamedTuple):
 
 
 class Store:
-    def __init__(self, directory: Path | None):
-        """A store in `directory` (created), or in memory when None."""
+    def __init__(self, directory: Path | None, migrations: Sequence[Migration] = MIGRATIONS):
+        """A store in `directory` (created), or in memory when None, brought up to date by
+        `migrations`. StateTooNew when the database there is newer than they know."""
         self.recovered: Recovered | None = None
         if directory is None:
-            self.db = _open(":memory:")
+            self.db = _open(":memory:", migrations)
             return
         directory.mkdir(parents=True, exist_ok=True)
         _ignored_by_git(directory)
@@ -149,17 +112,33 @@ class Store:
         if (reason := _not_a_plain_file(path)) is not None:  # a symlink would send SQLite's writes elsewhere
             self.recovered = Recovered(reason, _move_aside(path), path)
         try:
-            self.db = _open(str(path))
+            self.db = _open(str(path), migrations)
         except sqlite3.DatabaseError as exc:
             if getattr(exc, "sqlite_errorcode", None) not in _CORRUPT:
                 raise
             self.recovered = Recovered(str(exc), _move_aside(path), path)
-            self.db = _open(str(path))
+            self.db = _open(str(path), migrations)
         if self.recovered is not None:
             log.warning("%s", self.recovered.message())
 
     def close(self) -> None:
         self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The writes in the block commit together at its end, or not at all (an exception in it
+        rolls them back and is raised on). Nested, the outermost block commits. For synchronous code only:
+        an `await` inside would let other coroutines' writes join the transaction."""
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     # -- turns: a turn without an outcome was running when the server stopped
 
@@ -215,8 +194,7 @@ class Store:
         return row[0] if row else default
 
     def set_meta(self, **values: str) -> None:
-        with self.db:
-            self.db.execute("BEGIN")
+        with self.transaction():
             self.db.executemany(
                 "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 list(values.items()),
@@ -294,8 +272,7 @@ class Store:
 
     def add_task(self, task_id: str, agent: str, mode: str, phase: str, conversation_id: str | None, parent_id: str | None, replaces: str | None) -> None:
         now = time.time()
-        with self.db:
-            self.db.execute("BEGIN")
+        with self.transaction():
             if replaces:
                 self.db.execute("UPDATE tasks SET disposed_at = ? WHERE id = ? AND disposed_at IS NULL", (now, replaces))
             self.db.execute(
@@ -313,15 +290,18 @@ class Store:
         return dict(zip(keys, row, strict=True))
 
 
-def _open(target: str) -> sqlite3.Connection:
+def _open(target: str, migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
     db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
     try:
+        # the first read: a file that is not a database fails here, and a newer one is refused
+        # before anything is written to it
+        new = check_version(db, target, migrations) == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
         # Making a new file WAL and writing its schema needs no disk flush: until it holds
         # something there is nothing to lose (a torn new file is moved aside on the next start).
-        db.execute("PRAGMA synchronous=OFF")
+        # A database with something in it is upgraded with the flushes.
+        db.execute(f"PRAGMA synchronous={'OFF' if new else 'NORMAL'}")
         db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(f"BEGIN;\n{SCHEMA}\nCOMMIT;")
-        db.execute("SELECT count(*) FROM meta").fetchone()
+        migrate(db, target, migrations)
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         db.execute("PRAGMA cache_size=-256")  # KiB: appends and the newest rows are what it serves
