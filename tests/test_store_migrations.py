@@ -102,6 +102,9 @@ def test_a_database_of_the_releases_before_versions_is_upgraded_in_place(tmp_pat
         assert [(c.id, c.messages, c.mode) for c in store.conversations()] == [("conv-1", 2, "ask")]
         assert store.turn_outcome("turn-1") == "completed"
         assert store.task("task-1")["mode"] == "ask"
+        plan = store.plan_create("modus", "a goal")  # the new tables are in use
+        store.replace_todos("modus", [{"id": "1", "content": "c", "status": "pending", "priority": "low"}])
+        assert store.plan_get(plan["id"])["goal"] == "a goal" and len(store.todos("modus")) == 1
     finally:
         store.close()
     assert version(tmp_path) == len(MIGRATIONS)
@@ -117,6 +120,7 @@ def test_a_database_one_migration_behind_gets_the_rest(tmp_path):
     store = Store(tmp_path)
     try:
         assert store.get_meta("phase") == "plan"
+        assert store.current_plan("modus") == ("normal", None)
     finally:
         store.close()
     assert version(tmp_path) == 2 and "plans" in tables(tmp_path)

@@ -18,7 +18,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple, Sequence
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 from .migrations import MIGRATIONS, Migration, check_version, migrate
 
@@ -62,6 +62,17 @@ class StoredMessage:
     agent: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 
+
+#: A plan as plan_get returns it: a dict of these keys. `scope` is a list of paths or None
+#: (the whole workspace), `plan` the plan object (None until plan_exit), `completed` maps a
+#: step id to its verification output; the times are seconds since the epoch.
+PLAN_FIELDS = ("id", "agent", "conversation_id", "goal", "scope", "plan", "state", "completed", "current_step", "feedback", "created_at", "updated_at")
+PLAN_UPDATABLE = ("conversation_id", "goal", "scope", "plan", "state", "completed", "current_step", "feedback")
+_JSON_FIELDS = ("scope", "plan", "completed")
+#: The agent's plan state (protocol PlanState).
+AGENT_PLAN_STATES = ("normal", "planning", "awaiting_approval", "executing")
+#: A todo item as todos() returns it; the first four are required by replace_todos.
+TODO_FIELDS = ("id", "content", "status", "priority", "created_at", "updated_at")
 
 DB_NAME = "modus.sqlite3"
 _CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
@@ -288,6 +299,109 @@ class Store:
             return None
         keys = ("id", "conversation_id", "agent", "mode", "phase", "parent_id", "disposed_at")
         return dict(zip(keys, row, strict=True))
+
+    # -- plans (SPEC §4): one row a plan, from plan_enter to its end; the agent's current one
+
+    def plan_create(self, agent: str, goal: str, scope: list[str] | None = None, conversation_id: str | None = None) -> dict[str, Any]:
+        """A new plan of the agent, in state `planning`; the agent's own state is set_plan_state's."""
+        plan_id, now = new_id("plan-"), time.time()
+        self.db.execute(
+            "INSERT INTO plans(id, agent, conversation_id, goal, scope, state, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, 'planning', ?, ?)",
+            (plan_id, agent, conversation_id, goal, _json(scope), now, now),
+        )
+        return self._plan(plan_id)
+
+    def plan_get(self, plan_id: str) -> dict[str, Any] | None:
+        """The plan (see PLAN_FIELDS), None if there is none of that id."""
+        row = self.db.execute(f"SELECT {', '.join(PLAN_FIELDS)} FROM plans WHERE id = ?", (plan_id,)).fetchone()
+        return _plan_row(row) if row else None
+
+    def plan_update(self, plan_id: str, **fields: Any) -> dict[str, Any]:
+        """Change fields of the plan (any of PLAN_FIELDS but id, agent and the times); the plan
+        as it is now. `scope`, `plan` and `completed` are given as they are (lists, dicts)."""
+        unknown = sorted(set(fields) - set(PLAN_UPDATABLE))
+        if unknown or not fields:
+            raise ValueError(f"plan_update: fields must be some of {', '.join(PLAN_UPDATABLE)}; got {', '.join(unknown) or 'none'}")
+        values = [_json(v) if k in _JSON_FIELDS else v for k, v in fields.items()]
+        assignments = ", ".join(f"{k} = ?" for k in fields)
+        cur = self.db.execute(f"UPDATE plans SET {assignments}, updated_at = ? WHERE id = ?", (*values, time.time(), plan_id))
+        if cur.rowcount == 0:
+            raise ValueError(f"plan_update: no plan {plan_id}")
+        return self._plan(plan_id)
+
+    def current_plan(self, agent: str) -> tuple[str, dict[str, Any] | None]:
+        """The agent's plan state (normal | planning | awaiting_approval | executing) and its
+        current plan, None in state normal: one read by the agent's key."""
+        columns = ", ".join(f"p.{f}" for f in PLAN_FIELDS)
+        row = self.db.execute(
+            f"SELECT s.state, {columns} FROM plan_state s LEFT JOIN plans p ON p.id = s.plan_id WHERE s.agent = ?", (agent,)
+        ).fetchone()
+        if row is None:
+            return "normal", None
+        return row[0], (_plan_row(row[1:]) if row[1] is not None else None)
+
+    def set_plan_state(self, agent: str, state: str, plan_id: str | None = None) -> None:
+        """The agent's plan state and current plan: one of the agent's plans in every state but
+        `normal`, none in `normal`. The plan's own state follows, in the same transaction. To end
+        a plan, set its final state (completed, rejected) with plan_update, then the agent's to
+        `normal`: in one transaction() if both must hold together."""
+        if state not in AGENT_PLAN_STATES:
+            raise ValueError(f"set_plan_state: state must be one of {', '.join(AGENT_PLAN_STATES)}; got {state!r}")
+        if (state == "normal") != (plan_id is None):
+            need = f"no plan, got plan_id {plan_id!r}" if plan_id is not None else "a plan_id"
+            raise ValueError(f"set_plan_state: the state {state} takes {need}")
+        with self.transaction():
+            if plan_id is not None:
+                cur = self.db.execute(
+                    "UPDATE plans SET state = ?, updated_at = ? WHERE id = ? AND agent = ?", (state, time.time(), plan_id, agent)
+                )
+                if cur.rowcount == 0:
+                    raise ValueError(f"set_plan_state: {agent} has no plan {plan_id}")
+            self.db.execute(
+                "INSERT INTO plan_state(agent, state, plan_id) VALUES (?, ?, ?) "
+                "ON CONFLICT(agent) DO UPDATE SET state = excluded.state, plan_id = excluded.plan_id",
+                (agent, state, plan_id),
+            )
+
+    def _plan(self, plan_id: str) -> dict[str, Any]:
+        plan = self.plan_get(plan_id)
+        assert plan is not None
+        return plan
+
+    # -- todos (SPEC §4): the agent's list, across conversations, in its order
+
+    def todos(self, agent: str) -> list[dict[str, Any]]:
+        """The agent's todo items (see TODO_FIELDS; the times None when not given), in order."""
+        rows = self.db.execute(f"SELECT {', '.join(TODO_FIELDS)} FROM todos WHERE agent = ? ORDER BY position", (agent,))
+        return [dict(zip(TODO_FIELDS, row, strict=True)) for row in rows]
+
+    def replace_todos(self, agent: str, items: Sequence[Mapping[str, Any]]) -> None:
+        """The agent's list becomes `items` (dicts with TODO_FIELDS; the times may be left out),
+        in one transaction. The items are stored as they are: checking them is the caller's."""
+        rows, seen = [], set()
+        for n, item in enumerate(items):
+            missing = [k for k in TODO_FIELDS[:4] if item.get(k) is None]
+            if missing:
+                raise ValueError(f"replace_todos: item {n} has no {', '.join(missing)}")
+            if item["id"] in seen:
+                raise ValueError(f"replace_todos: the id {item['id']!r} is used twice")
+            seen.add(item["id"])
+            rows.append((agent, n, *(item.get(k) for k in TODO_FIELDS)))
+        with self.transaction():
+            self.db.execute("DELETE FROM todos WHERE agent = ?", (agent,))
+            self.db.executemany(f"INSERT INTO todos(agent, position, {', '.join(TODO_FIELDS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _plan_row(row: Sequence[Any]) -> dict[str, Any]:
+    plan = dict(zip(PLAN_FIELDS, row, strict=True))
+    for key in _JSON_FIELDS:
+        plan[key] = None if plan[key] is None else json.loads(plan[key])
+    return plan
 
 
 def _open(target: str, migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
