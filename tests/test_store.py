@@ -1,14 +1,18 @@
 """The store's operations on a real SQLite file: plans and the agent's plan state, todos,
-transactions, interrupted turns."""
+transactions, interrupted turns; and the interface the core types it by."""
 
 from __future__ import annotations
 
+import inspect
+import re
 import sqlite3
 from contextlib import closing
+from pathlib import Path
 
 import pytest
 
-from server.state import Store
+import server
+from server.state import StateStore, Store
 from server.state.store import DB_NAME, PLAN_FIELDS
 
 
@@ -207,3 +211,33 @@ def test_a_turn_marked_interrupted_is_open_no_more(tmp_path, store):
     store.end_turn("turn-1", "interrupted")
     assert store.open_turns() == [("turn-2", "conv-2", "coder")]
     assert elsewhere(tmp_path, "SELECT outcome FROM turns WHERE id = 'turn-1'") == [("interrupted",)]
+
+
+# ------------------------------------------------------------ the interface
+
+
+def protocol_methods() -> list[str]:
+    return [name for name, value in vars(StateStore).items() if callable(value) and not name.startswith("_")]
+
+
+def test_the_sqlite_store_is_a_state_store(store):
+    assert isinstance(store, StateStore)
+    assert "recovered" in StateStore.__annotations__
+
+
+@pytest.mark.parametrize("name", protocol_methods())
+def test_the_store_has_each_operation_of_the_interface_as_it_is_declared(name):
+    declared = inspect.signature(getattr(StateStore, name)).parameters
+    implemented = inspect.signature(getattr(Store, name)).parameters
+    assert [(p.name, p.kind, p.default) for p in implemented.values()] == [(p.name, p.kind, p.default) for p in declared.values()]
+
+
+def test_the_core_uses_no_operation_outside_the_interface():
+    """What the core asks of `store` (a PostgreSQL store would implement the same)."""
+    core = Path(server.__file__).parent
+    used = set()
+    for source in core.rglob("*.py"):
+        if core / "state" not in source.parents:
+            used |= set(re.findall(r"\bstore\.(\w+)", source.read_text(encoding="utf-8")))
+    assert used, "no store operation found in the core: has the attribute been renamed?"
+    assert used - set(protocol_methods()) - {"recovered"} == set(), "add them to server/state/interface.py"

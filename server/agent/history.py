@@ -11,7 +11,7 @@ from collections import OrderedDict
 from typing import Iterable
 
 from ..providers import ChatMessage, ToolCallRequest
-from ..state import Store, StoredMessage
+from ..state import StateStore, StoredMessage
 
 #: Histories kept in memory; the least recently used beyond this are let go (the store keeps them).
 LIVE_HISTORIES = 8
@@ -61,7 +61,7 @@ class ModelHistory:
 class Histories:
     """The histories of the conversations in use, loaded on first use, appended on every write."""
 
-    def __init__(self, store: Store, capacity: int = LIVE_HISTORIES):
+    def __init__(self, store: StateStore, capacity: int = LIVE_HISTORIES):
         self.store = store
         self.capacity = capacity
         self._live: OrderedDict[str, ModelHistory] = OrderedDict()

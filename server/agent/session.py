@@ -22,7 +22,7 @@ from ..host import Host
 from ..modes import DEFAULT_MODE, Mode, ModeRegistry
 from ..prompt import PromptContext, Rules, build_prompt, environment_details, load_rules, ordered_tools
 from ..providers import ModelLimits, ScriptCursor
-from ..state import Store, StoredMessage
+from ..state import StateStore, Store, StoredMessage
 from ..state.store import new_id
 from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
@@ -107,7 +107,7 @@ class Session:
         self.settings = settings
         self.generation = 0
         self.modes = ModeRegistry(workspace.root, global_modes)
-        self.store = Store(self._state_dir(settings))
+        self.store: StateStore = Store(self._state_dir(settings))
         if self.store.recovered is not None:
             host.show_message("warning", self.store.recovered.message())
         self.histories = Histories(self.store)
