@@ -156,15 +156,13 @@ def migrate(db: sqlite3.Connection, where: str, migrations: Sequence[Migration] 
     """Apply the migrations the database lacks, each in its own transaction. The version is
     read again under the write lock, so a second server on the same database finds the work
     done rather than doing it twice."""
-    while True:
+    while check_version(db, where, migrations) < len(migrations):
         db.execute("BEGIN IMMEDIATE")
         try:
             found = check_version(db, where, migrations)
-            if found == len(migrations):
-                db.execute("COMMIT")
-                return
-            migrations[found](db)
-            db.execute(f"PRAGMA user_version = {found + 1}")
+            if found < len(migrations):
+                migrations[found](db)
+                db.execute(f"PRAGMA user_version = {found + 1}")
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
