@@ -11,7 +11,7 @@ import pytest
 from helpers import chat, make_session, running
 from memory_host import MemoryHost
 from protocol import ApprovalResponse
-from server.agent.session import INTERRUPTED_CALL, INTERRUPTED_TURN
+from server.agent.session import INTERRUPTED_CALL, INTERRUPTED_NOTICE, INTERRUPTED_TURN
 from server.state import StoredMessage
 from server.state.store import DB_NAME, Store
 from server.untrusted import Refused
@@ -57,6 +57,40 @@ def test_a_restart_closes_the_calls_of_an_interrupted_turn(tmp_path, native):
         assert len(again.history(cid).messages) == 4
     finally:
         again.close()
+
+
+def test_an_interrupted_turn_is_reported_once(tmp_path):
+    cid, _ = crash_mid_call(tmp_path, native=True)
+    for start in range(2):
+        host = MemoryHost()
+        make_session(tmp_path, host).close()
+        updates = [(u.conversation_id, u.agent, u.turn_id, u.role, u.text) for u in host.of_kind("message")]
+        if start == 0:
+            assert updates == [(cid, "modus", "turn-1", "system", INTERRUPTED_TURN.format(agent="modus"))]
+            assert host.messages == [("warning", f"{INTERRUPTED_TURN.format(agent='modus')} {INTERRUPTED_NOTICE.format(conversation=cid)}")]
+        else:
+            assert updates == host.messages == []
+        assert host.of_kind("turn_started") == []  # nothing of it runs again
+
+
+def test_a_repair_cut_short_is_done_whole_on_the_next_start(tmp_path, monkeypatch):
+    """The closing results, the system message and the turn's outcome are one transaction."""
+    cid, _ = crash_mid_call(tmp_path, native=True)
+
+    def killed(self, turn_id, outcome):
+        raise OSError("killed before the outcome was written")
+
+    with monkeypatch.context() as m:
+        m.setattr(Store, "end_turn", killed)
+        with pytest.raises(OSError, match="killed"):
+            make_session(tmp_path)
+    host = MemoryHost()
+    session = make_session(tmp_path, host)
+    try:
+        assert [m.role for m in session.history(cid).messages] == ["user", "assistant", "tool", "system"]
+        assert len(host.of_kind("message")) == len(host.messages) == 1
+    finally:
+        session.close()
 
 
 async def test_the_conversation_goes_on_after_the_repair(tmp_path):
@@ -107,7 +141,7 @@ def test_a_database_that_cannot_be_opened_is_not_moved(tmp_path, monkeypatch):
     cannot = sqlite3.OperationalError("unable to open database file")
     cannot.sqlite_errorcode = sqlite3.SQLITE_CANTOPEN
 
-    def refuse(target):
+    def refuse(*args):
         raise cannot
 
     monkeypatch.setattr("server.state.store._open", refuse)

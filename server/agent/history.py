@@ -11,7 +11,7 @@ from collections import OrderedDict
 from typing import Iterable
 
 from ..providers import ChatMessage, ToolCallRequest
-from ..state import Store, StoredMessage
+from ..state import StateStore, StoredMessage
 
 #: plan_mode_respond's result, written when the user answers (Session.answer_waiting_call).
 PLAN_REPLY_FOLLOWS = "Your response was shown to the user. Their reply is the next user message."
@@ -65,7 +65,7 @@ class ModelHistory:
 class Histories:
     """The histories of the conversations in use, loaded on first use, appended on every write."""
 
-    def __init__(self, store: Store, capacity: int = LIVE_HISTORIES):
+    def __init__(self, store: StateStore, capacity: int = LIVE_HISTORIES):
         self.store = store
         self.capacity = capacity
         self._live: OrderedDict[str, ModelHistory] = OrderedDict()

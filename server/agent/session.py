@@ -22,7 +22,7 @@ from ..host import Host
 from ..modes import DEFAULT_MODE, Mode, ModeRegistry
 from ..prompt import PromptContext, Rules, build_prompt, environment_details, load_rules, ordered_tools
 from ..providers import ModelLimits, ScriptCursor
-from ..state import Store, StoredMessage
+from ..state import StateStore, Store, StoredMessage
 from ..state.store import new_id
 from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 INTERRUPTED_CALL = "The turn was interrupted: Modus stopped before this tool call returned a result. Check the state before you retry."
 INTERRUPTED_TURN = "The turn of {agent} was interrupted: Modus stopped before it ended."
+INTERRUPTED_NOTICE = "It is not run again by itself: send a message in conversation {conversation} to go on."
 
 
 class ConversationRuntime:
@@ -107,7 +108,7 @@ class Session:
         self.settings = settings
         self.generation = 0
         self.modes = ModeRegistry(workspace.root, global_modes)
-        self.store = Store(self._state_dir(settings))
+        self.store: StateStore = Store(self._state_dir(settings))
         if self.store.recovered is not None:
             host.show_message("warning", self.store.recovered.message())
         self.histories = Histories(self.store)
@@ -159,15 +160,20 @@ class Session:
     def _close_interrupted_turns(self) -> None:
         """Turns that were running when the server stopped (a crash, a kill): each tool call left
         without a result gets one, so the history stays well formed for the provider, and the
-        turn is marked `interrupted`."""
+        turn is marked `interrupted`, in one transaction. Then the client is told, once: the
+        next start finds the turn closed. Nothing of the turn runs again by itself."""
         for turn_id, cid, agent in self.store.open_turns():
-            for history_id in self.store.subconversations(cid):
-                for call in self.store.unanswered_calls(history_id):
-                    result = tool_result(call.get("id"), call.get("name"), "Interrupted")
-                    self.add_message(StoredMessage(new_id("msg-"), history_id, "tool", INTERRUPTED_CALL, None, result))
-            self.add_message(StoredMessage(new_id("msg-"), cid, "system", INTERRUPTED_TURN.format(agent=agent), agent, {"turnId": turn_id}))
-            self.store.end_turn(turn_id, "interrupted")
+            text = INTERRUPTED_TURN.format(agent=agent)
+            with self.store.transaction():
+                for history_id in self.store.subconversations(cid):
+                    for call in self.store.unanswered_calls(history_id):
+                        result = tool_result(call.get("id"), call.get("name"), "Interrupted")
+                        self.add_message(StoredMessage(new_id("msg-"), history_id, "tool", INTERRUPTED_CALL, None, result))
+                self.add_message(StoredMessage(new_id("msg-"), cid, "system", text, agent, {"turnId": turn_id}))
+                self.store.end_turn(turn_id, "interrupted")
             log.warning("turn %s of %s was interrupted when Modus stopped; its open tool calls were closed", turn_id, agent)
+            self.host.publish(protocol.MessageUpdate(conversation_id=cid, agent=agent, turn_id=turn_id, role="system", text=text))
+            self.host.show_message("warning", f"{text} {INTERRUPTED_NOTICE.format(conversation=cid)}")
 
     def add_message(self, message: StoredMessage) -> StoredMessage:
         """Every message is written here: to the store, and to the history the model reads."""

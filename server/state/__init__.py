@@ -1,5 +1,7 @@
-"""Durable state in SQLite (WAL): workspace settings, conversations, messages, tasks."""
+"""Durable state in SQLite (WAL): workspace settings, conversations, messages, tasks, plans, todos."""
 
+from .interface import StateStore
+from .migrations import StateTooNew
 from .store import Store, StoredMessage
 
-__all__ = ["Store", "StoredMessage"]
+__all__ = ["StateStore", "StateTooNew", "Store", "StoredMessage"]

@@ -1,7 +1,9 @@
-"""SQLite store. Writes commit before the update that announces them goes out.
+"""SQLite store. Writes commit before the update that announces them goes out: each method
+that writes has committed when it returns (`transaction()` groups several into one).
 
 A file that is not a database (or is corrupt) is moved aside, never deleted, and a fresh one
-is started: `Store.recovered` says where both are, so the user can be told.
+is started: `Store.recovered` says where both are, so the user can be told. An older database
+is upgraded in place (see migrations.py); a newer one is refused with StateTooNew, untouched.
 """
 
 from __future__ import annotations
@@ -13,54 +15,14 @@ import sqlite3
 import stat
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence
+
+from .migrations import MIGRATIONS, Migration, check_version, migrate
 
 log = logging.getLogger(__name__)
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS conversations (
-    id         TEXT PRIMARY KEY,
-    owner      TEXT,
-    parent_id  TEXT,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS messages (
-    id              TEXT PRIMARY KEY,
-    conversation_id TEXT NOT NULL REFERENCES conversations(id),
-    seq             INTEGER NOT NULL,
-    role            TEXT NOT NULL,
-    agent           TEXT,
-    text            TEXT NOT NULL,
-    metadata        TEXT NOT NULL DEFAULT '{}',
-    created_at      REAL NOT NULL,
-    UNIQUE (conversation_id, seq)
-);
-CREATE TABLE IF NOT EXISTS turns (
-    id              TEXT PRIMARY KEY,
-    conversation_id TEXT NOT NULL,
-    agent           TEXT NOT NULL,
-    started_at      REAL NOT NULL,
-    outcome         TEXT
-);
-CREATE INDEX IF NOT EXISTS turns_open ON turns(outcome) WHERE outcome IS NULL;
-CREATE TABLE IF NOT EXISTS tasks (
-    id              TEXT PRIMARY KEY,
-    conversation_id TEXT,
-    agent           TEXT NOT NULL,
-    mode            TEXT NOT NULL,
-    phase           TEXT NOT NULL,
-    parent_id       TEXT,
-    created_at      REAL NOT NULL,
-    disposed_at     REAL
-);
-CREATE INDEX IF NOT EXISTS tasks_conversation ON tasks(conversation_id, created_at);
-"""
 
 #: At most this many conversations are listed (the most recently updated).
 LISTED_CONVERSATIONS = 200
@@ -101,6 +63,17 @@ class StoredMessage:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+#: A plan as plan_get returns it: a dict of these keys. `scope` is a list of paths or None
+#: (the whole workspace), `plan` the plan object (None until plan_exit), `completed` maps a
+#: step id to its verification output; the times are seconds since the epoch.
+PLAN_FIELDS = ("id", "agent", "conversation_id", "goal", "scope", "plan", "state", "completed", "current_step", "feedback", "created_at", "updated_at")
+PLAN_UPDATABLE = ("conversation_id", "goal", "scope", "plan", "state", "completed", "current_step", "feedback")
+_JSON_FIELDS = ("scope", "plan", "completed")
+#: The agent's plan state (protocol PlanState).
+AGENT_PLAN_STATES = ("normal", "planning", "awaiting_approval", "executing")
+#: A todo item as todos() returns it; the first four are required by replace_todos.
+TODO_FIELDS = ("id", "content", "status", "priority", "created_at", "updated_at")
+
 DB_NAME = "modus.sqlite3"
 _CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
@@ -137,11 +110,12 @@ class Recovered(NamedTuple):
 
 
 class Store:
-    def __init__(self, directory: Path | None):
-        """A store in `directory` (created), or in memory when None."""
+    def __init__(self, directory: Path | None, migrations: Sequence[Migration] = MIGRATIONS):
+        """A store in `directory` (created), or in memory when None, brought up to date by
+        `migrations`. StateTooNew when the database there is newer than they know."""
         self.recovered: Recovered | None = None
         if directory is None:
-            self.db = _open(":memory:")
+            self.db = _open(":memory:", migrations)
             return
         directory.mkdir(parents=True, exist_ok=True)
         _ignored_by_git(directory)
@@ -149,17 +123,33 @@ class Store:
         if (reason := _not_a_plain_file(path)) is not None:  # a symlink would send SQLite's writes elsewhere
             self.recovered = Recovered(reason, _move_aside(path), path)
         try:
-            self.db = _open(str(path))
+            self.db = _open(str(path), migrations)
         except sqlite3.DatabaseError as exc:
             if getattr(exc, "sqlite_errorcode", None) not in _CORRUPT:
                 raise
             self.recovered = Recovered(str(exc), _move_aside(path), path)
-            self.db = _open(str(path))
+            self.db = _open(str(path), migrations)
         if self.recovered is not None:
             log.warning("%s", self.recovered.message())
 
     def close(self) -> None:
         self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The writes in the block commit together at its end, or not at all (an exception in it
+        rolls them back and is raised on). Nested, the outermost block commits. For synchronous code only:
+        an `await` inside would let other coroutines' writes join the transaction."""
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     # -- turns: a turn without an outcome was running when the server stopped
 
@@ -215,8 +205,7 @@ class Store:
         return row[0] if row else default
 
     def set_meta(self, **values: str) -> None:
-        with self.db:
-            self.db.execute("BEGIN")
+        with self.transaction():
             self.db.executemany(
                 "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 list(values.items()),
@@ -294,8 +283,7 @@ class Store:
 
     def add_task(self, task_id: str, agent: str, mode: str, phase: str, conversation_id: str | None, parent_id: str | None, replaces: str | None) -> None:
         now = time.time()
-        with self.db:
-            self.db.execute("BEGIN")
+        with self.transaction():
             if replaces:
                 self.db.execute("UPDATE tasks SET disposed_at = ? WHERE id = ? AND disposed_at IS NULL", (now, replaces))
             self.db.execute(
@@ -312,16 +300,122 @@ class Store:
         keys = ("id", "conversation_id", "agent", "mode", "phase", "parent_id", "disposed_at")
         return dict(zip(keys, row, strict=True))
 
+    # -- plans (SPEC §4): one row a plan, from plan_enter to its end; the agent's current one
 
-def _open(target: str) -> sqlite3.Connection:
+    def plan_create(self, agent: str, goal: str, scope: list[str] | None = None, conversation_id: str | None = None) -> dict[str, Any]:
+        """A new plan of the agent, in state `planning`; the agent's own state is set_plan_state's."""
+        plan_id, now = new_id("plan-"), time.time()
+        self.db.execute(
+            "INSERT INTO plans(id, agent, conversation_id, goal, scope, state, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, 'planning', ?, ?)",
+            (plan_id, agent, conversation_id, goal, _json(scope), now, now),
+        )
+        return self._plan(plan_id)
+
+    def plan_get(self, plan_id: str) -> dict[str, Any] | None:
+        """The plan (see PLAN_FIELDS), None if there is none of that id."""
+        row = self.db.execute(f"SELECT {', '.join(PLAN_FIELDS)} FROM plans WHERE id = ?", (plan_id,)).fetchone()
+        return _plan_row(row) if row else None
+
+    def plan_update(self, plan_id: str, **fields: Any) -> dict[str, Any]:
+        """Change fields of the plan (any of PLAN_FIELDS but id, agent and the times); the plan
+        as it is now. `scope`, `plan` and `completed` are given as they are (lists, dicts)."""
+        unknown = sorted(set(fields) - set(PLAN_UPDATABLE))
+        if unknown or not fields:
+            raise ValueError(f"plan_update: fields must be some of {', '.join(PLAN_UPDATABLE)}; got {', '.join(unknown) or 'none'}")
+        values = [_json(v) if k in _JSON_FIELDS else v for k, v in fields.items()]
+        assignments = ", ".join(f"{k} = ?" for k in fields)
+        cur = self.db.execute(f"UPDATE plans SET {assignments}, updated_at = ? WHERE id = ?", (*values, time.time(), plan_id))
+        if cur.rowcount == 0:
+            raise ValueError(f"plan_update: no plan {plan_id}")
+        return self._plan(plan_id)
+
+    def current_plan(self, agent: str) -> tuple[str, dict[str, Any] | None]:
+        """The agent's plan state (normal | planning | awaiting_approval | executing) and its
+        current plan, None in state normal: one read by the agent's key."""
+        columns = ", ".join(f"p.{f}" for f in PLAN_FIELDS)
+        row = self.db.execute(
+            f"SELECT s.state, {columns} FROM plan_state s LEFT JOIN plans p ON p.id = s.plan_id WHERE s.agent = ?", (agent,)
+        ).fetchone()
+        if row is None:
+            return "normal", None
+        return row[0], (_plan_row(row[1:]) if row[1] is not None else None)
+
+    def set_plan_state(self, agent: str, state: str, plan_id: str | None = None) -> None:
+        """The agent's plan state and current plan: one of the agent's plans in every state but
+        `normal`, none in `normal`. The plan's own state follows, in the same transaction. To end
+        a plan, set its final state (completed, rejected) with plan_update, then the agent's to
+        `normal`: in one transaction() if both must hold together."""
+        if state not in AGENT_PLAN_STATES:
+            raise ValueError(f"set_plan_state: state must be one of {', '.join(AGENT_PLAN_STATES)}; got {state!r}")
+        if (state == "normal") != (plan_id is None):
+            need = f"no plan, got plan_id {plan_id!r}" if plan_id is not None else "a plan_id"
+            raise ValueError(f"set_plan_state: the state {state} takes {need}")
+        with self.transaction():
+            if plan_id is not None:
+                cur = self.db.execute(
+                    "UPDATE plans SET state = ?, updated_at = ? WHERE id = ? AND agent = ?", (state, time.time(), plan_id, agent)
+                )
+                if cur.rowcount == 0:
+                    raise ValueError(f"set_plan_state: {agent} has no plan {plan_id}")
+            self.db.execute(
+                "INSERT INTO plan_state(agent, state, plan_id) VALUES (?, ?, ?) "
+                "ON CONFLICT(agent) DO UPDATE SET state = excluded.state, plan_id = excluded.plan_id",
+                (agent, state, plan_id),
+            )
+
+    def _plan(self, plan_id: str) -> dict[str, Any]:
+        plan = self.plan_get(plan_id)
+        assert plan is not None
+        return plan
+
+    # -- todos (SPEC §4): the agent's list, across conversations, in its order
+
+    def todos(self, agent: str) -> list[dict[str, Any]]:
+        """The agent's todo items (see TODO_FIELDS; the times None when not given), in order."""
+        rows = self.db.execute(f"SELECT {', '.join(TODO_FIELDS)} FROM todos WHERE agent = ? ORDER BY position", (agent,))
+        return [dict(zip(TODO_FIELDS, row, strict=True)) for row in rows]
+
+    def replace_todos(self, agent: str, items: Sequence[Mapping[str, Any]]) -> None:
+        """The agent's list becomes `items` (dicts with TODO_FIELDS; the times may be left out),
+        in one transaction. The items are stored as they are: checking them is the caller's."""
+        rows, seen = [], set()
+        for n, item in enumerate(items):
+            missing = [k for k in TODO_FIELDS[:4] if item.get(k) is None]
+            if missing:
+                raise ValueError(f"replace_todos: item {n} has no {', '.join(missing)}")
+            if item["id"] in seen:
+                raise ValueError(f"replace_todos: the id {item['id']!r} is used twice")
+            seen.add(item["id"])
+            rows.append((agent, n, *(item.get(k) for k in TODO_FIELDS)))
+        with self.transaction():
+            self.db.execute("DELETE FROM todos WHERE agent = ?", (agent,))
+            self.db.executemany(f"INSERT INTO todos(agent, position, {', '.join(TODO_FIELDS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _plan_row(row: Sequence[Any]) -> dict[str, Any]:
+    plan = dict(zip(PLAN_FIELDS, row, strict=True))
+    for key in _JSON_FIELDS:
+        plan[key] = None if plan[key] is None else json.loads(plan[key])
+    return plan
+
+
+def _open(target: str, migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
     db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
     try:
+        # the first read: a file that is not a database fails here, and a newer one is refused
+        # before anything is written to it
+        new = check_version(db, target, migrations) == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
         # Making a new file WAL and writing its schema needs no disk flush: until it holds
         # something there is nothing to lose (a torn new file is moved aside on the next start).
-        db.execute("PRAGMA synchronous=OFF")
+        # A database with something in it is upgraded with the flushes.
+        db.execute(f"PRAGMA synchronous={'OFF' if new else 'NORMAL'}")
         db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(f"BEGIN;\n{SCHEMA}\nCOMMIT;")
-        db.execute("SELECT count(*) FROM meta").fetchone()
+        migrate(db, target, migrations)
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         db.execute("PRAGMA cache_size=-256")  # KiB: appends and the newest rows are what it serves

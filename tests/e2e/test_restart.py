@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from contextlib import closing
 from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
 
 from fake_models import Call, FakeAnthropic, Reply
 from protocol import methods
-from server.agent.session import INTERRUPTED_CALL
-from server.state.store import DB_NAME
+from server.agent.session import INTERRUPTED_CALL, INTERRUPTED_NOTICE, INTERRUPTED_TURN
+from server.state.store import DB_NAME, Store
 
 from .editor import Editor
 
@@ -80,3 +85,64 @@ async def test_a_corrupt_database_is_reported_and_replaced(workspace: Path, tmp_
     finally:
         await editor.stop()
 
+
+
+async def test_an_interrupted_turn_is_reported_once_and_not_run_again(workspace: Path, tmp_path: Path):
+    with FakeAnthropic() as model:
+        model.add(Reply("Writing it.", [Call("toolu_1", "write_to_file", {"path": "a.md", "content": "x"})]))
+        first = Editor(workspace, tmp_path / "config")
+        asked = asyncio.Event()
+
+        async def never_answered(request: dict) -> dict:
+            asked.set()
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+        first.decide = never_answered
+        await first.start(anthropic(model.url))
+        sent = await first.request(methods.CHAT_SEND, {"text": "write a.md"})
+        await asyncio.wait_for(asked.wait(), 15)
+        await first.kill()
+        requests = len(model.requests)
+
+        def interrupted(editor: Editor) -> tuple[list, list]:
+            updates = [u for u in editor.of_kind("message") if u["role"] == "system"]
+            notices = [m.message for m in editor.client.messages if "interrupted" in m.message]
+            return updates, notices
+
+        for start in range(2):
+            editor = Editor(workspace, tmp_path / "config")
+            await editor.start(anthropic(model.url))
+            try:
+                await editor.request(methods.STATE)  # every notice of the start is in by its answer
+                updates, notices = interrupted(editor)
+                started = editor.of_kind("turn_started")
+            finally:
+                await editor.stop()
+            if start == 0:
+                [update] = updates
+                assert update["conversationId"] == sent["conversationId"] and update["agent"] == "modus"
+                assert update["text"] == INTERRUPTED_TURN.format(agent="modus")
+                [notice] = notices
+                assert INTERRUPTED_NOTICE.format(conversation=sent["conversationId"]) in notice
+            else:
+                assert updates == notices == []  # told once
+            assert started == [] and len(model.requests) == requests  # nothing ran again by itself
+
+
+async def test_a_database_of_a_newer_modus_is_refused_with_the_reason(workspace: Path, tmp_path: Path):
+    state = workspace / ".modus" / "state"
+    Store(state).close()
+    with closing(sqlite3.connect(state / DB_NAME)) as db:
+        db.execute("PRAGMA user_version = 9")
+    editor = Editor(workspace, tmp_path / "config")
+    await editor.start()
+    try:
+        [shown] = await editor.wait_for(lambda: [m.message for m in editor.client.messages if "could not start" in m.message])
+        assert f"the state database {state / DB_NAME} is version 9, newer than this Modus understands" in shown
+        assert "upgrade Modus or set modus.stateDir elsewhere" in shown
+        with pytest.raises(JsonRpcException, match="newer than this Modus understands"):
+            await editor.request(methods.STATE)
+    finally:
+        await editor.stop()
+    assert [p.name for p in state.iterdir() if ".corrupt-" in p.name] == []

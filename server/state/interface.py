@@ -1,0 +1,101 @@
+"""What the core asks of the state: the operations, not SQL.
+
+`Store` (SQLite, one file a workspace) implements it; a shared store (PostgreSQL, say) could
+stand in for it without a change to the core. The contract of every implementation:
+
+- A write has committed when its method returns, so the update that announces it goes out after.
+- Rows come back as plain values: StoredMessage, ConversationRow, tuples, dicts, lists.
+- Plans: a dict with the keys of store.PLAN_FIELDS; todos: dicts with store.TODO_FIELDS.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ContextManager, Mapping, Protocol, Sequence, runtime_checkable
+
+from .store import LISTED_CONVERSATIONS, ConversationRow, Recovered, StoredMessage
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    #: A damaged store that was put aside for a fresh one, for the user to be told; else None.
+    recovered: Recovered | None
+
+    def close(self) -> None: ...
+
+    def transaction(self) -> ContextManager[None]:
+        """The writes in the block commit together, or not at all. No `await` inside."""
+        ...
+
+    # -- turns: a turn without an outcome was running when the server stopped
+
+    def start_turn(self, turn_id: str, conversation_id: str, agent: str) -> None: ...
+
+    def end_turn(self, turn_id: str, outcome: str) -> None: ...
+
+    def open_turns(self) -> list[tuple[str, str, str]]:
+        """(turn id, conversation id, agent) of the turns that never ended, oldest first."""
+        ...
+
+    def unanswered_calls(self, conversation_id: str) -> list[dict[str, Any]]:
+        """The tool calls of the conversation's last assistant message that have no result."""
+        ...
+
+    def subconversations(self, conversation_id: str) -> list[str]:
+        """The conversation and its subtasks' conversations, all levels down."""
+        ...
+
+    # -- meta: small facts about the workspace (current mode, phase, conversation)
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None: ...
+
+    def set_meta(self, **values: str) -> None: ...
+
+    # -- conversations and messages
+
+    def ensure_conversation(self, conversation_id: str, owner: str | None = None, parent_id: str | None = None) -> bool:
+        """Create the conversation if new; True when it was created."""
+        ...
+
+    def conversation_exists(self, conversation_id: str) -> bool: ...
+
+    def conversation_parent(self, conversation_id: str) -> str | None: ...
+
+    def conversation_owner(self, conversation_id: str) -> str | None: ...
+
+    def conversations(self, limit: int = LISTED_CONVERSATIONS) -> list[ConversationRow]:
+        """Top-level conversations with messages, the most recently updated first, at most `limit`."""
+        ...
+
+    def add_message(self, message: StoredMessage) -> StoredMessage: ...
+
+    def last_speaker(self, conversation_id: str, agents: list[str]) -> str | None: ...
+
+    def messages(self, conversation_id: str) -> list[StoredMessage]: ...
+
+    # -- tasks: which mode and phase each task ran in
+
+    def add_task(
+        self, task_id: str, agent: str, mode: str, phase: str, conversation_id: str | None, parent_id: str | None, replaces: str | None
+    ) -> None: ...
+
+    # -- plans and the agent's plan state
+
+    def plan_create(self, agent: str, goal: str, scope: list[str] | None = None, conversation_id: str | None = None) -> dict[str, Any]:
+        """A new plan of the agent, in state `planning`."""
+        ...
+
+    def plan_get(self, plan_id: str) -> dict[str, Any] | None: ...
+
+    def plan_update(self, plan_id: str, **fields: Any) -> dict[str, Any]: ...
+
+    def current_plan(self, agent: str) -> tuple[str, dict[str, Any] | None]:
+        """The agent's plan state and its current plan (None in state `normal`)."""
+        ...
+
+    def set_plan_state(self, agent: str, state: str, plan_id: str | None = None) -> None: ...
+
+    # -- todos: the agent's, across conversations
+
+    def todos(self, agent: str) -> list[dict[str, Any]]: ...
+
+    def replace_todos(self, agent: str, items: Sequence[Mapping[str, Any]]) -> None: ...

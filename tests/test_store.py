@@ -1,0 +1,243 @@
+"""The store's operations on a real SQLite file: plans and the agent's plan state, todos,
+transactions, interrupted turns; and the interface the core types it by."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+import server
+from server.state import StateStore, Store
+from server.state.store import DB_NAME, PLAN_FIELDS
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = Store(tmp_path)
+    yield store
+    store.close()
+
+
+def elsewhere(tmp_path, sql: str, *args) -> list[tuple]:
+    """What another connection to the file reads: what has been committed."""
+    with closing(sqlite3.connect(tmp_path / DB_NAME)) as db:
+        return db.execute(sql, args).fetchall()
+
+
+def todo(id: str, status: str = "pending", **more) -> dict:
+    return {"id": id, "content": f"do {id}", "status": status, "priority": "medium", **more}
+
+
+# ------------------------------------------------------------ plans
+
+
+def test_a_new_plan(store):
+    plan = store.plan_create("modus", "Add a cache", ["src/a.py", "src/b.py"], "conv-1")
+    assert set(plan) == set(PLAN_FIELDS)
+    assert plan["id"].startswith("plan-")
+    assert (plan["agent"], plan["goal"], plan["scope"], plan["conversation_id"]) == ("modus", "Add a cache", ["src/a.py", "src/b.py"], "conv-1")
+    assert (plan["state"], plan["plan"], plan["completed"], plan["current_step"], plan["feedback"]) == ("planning", None, {}, None, None)
+    assert store.plan_get(plan["id"]) == plan
+    assert store.plan_create("modus", "Anywhere")["scope"] is None
+    assert store.plan_get("plan-none") is None
+
+
+def test_a_plan_is_updated_field_by_field(tmp_path, store):
+    plan_id = store.plan_create("modus", "Add a cache")["id"]
+    body = {"summary": "s", "approach": "a", "steps": [{"id": "s1", "description": "d", "depends_on": []}]}
+    updated = store.plan_update(plan_id, plan=body, current_step="s1")
+    assert updated["plan"] == body and updated["current_step"] == "s1" and updated["goal"] == "Add a cache"
+    updated = store.plan_update(plan_id, completed={"s1": "tests pass"}, current_step=None, feedback="use LRU")
+    assert (updated["completed"], updated["current_step"], updated["feedback"]) == ({"s1": "tests pass"}, None, "use LRU")
+    assert updated["plan"] == body
+    assert store.plan_get(plan_id) == updated
+    assert elsewhere(tmp_path, "SELECT completed FROM plans WHERE id = ?", plan_id) == [('{"s1": "tests pass"}',)]
+
+
+def test_plan_update_names_what_is_wrong(store):
+    plan_id = store.plan_create("modus", "g")["id"]
+    with pytest.raises(ValueError, match=r"plan_update: fields must be some of conversation_id, goal, .*; got agent, colour"):
+        store.plan_update(plan_id, colour="red", agent="other")
+    with pytest.raises(ValueError, match="got none"):
+        store.plan_update(plan_id)
+    with pytest.raises(ValueError, match="plan_update: no plan plan-none"):
+        store.plan_update("plan-none", goal="g")
+    assert store.plan_get(plan_id)["agent"] == "modus"
+
+
+def test_the_agent_starts_with_no_plan(store):
+    assert store.current_plan("modus") == ("normal", None)
+
+
+def test_the_agents_plan_state_and_the_plans_follow(tmp_path, store):
+    plan_id = store.plan_create("modus", "g")["id"]
+    for state in ("planning", "awaiting_approval", "executing"):
+        store.set_plan_state("modus", state, plan_id)
+        assert elsewhere(tmp_path, "SELECT state, plan_id FROM plan_state WHERE agent = 'modus'") == [(state, plan_id)]
+        current_state, plan = store.current_plan("modus")
+        assert current_state == state and plan["id"] == plan_id and plan["state"] == state
+    assert store.current_plan("other") == ("normal", None)  # each agent has its own
+    store.plan_update(plan_id, state="completed")
+    store.set_plan_state("modus", "normal")
+    assert store.current_plan("modus") == ("normal", None)
+    assert store.plan_get(plan_id)["state"] == "completed"  # the plan is kept
+
+
+@pytest.mark.parametrize(
+    "state, plan, error",
+    [
+        ("thinking", "mine", "set_plan_state: state must be one of normal, planning, awaiting_approval, executing; got 'thinking'"),
+        ("executing", None, "set_plan_state: the state executing takes a plan_id"),
+        ("normal", "mine", "set_plan_state: the state normal takes no plan, got plan_id 'plan-"),
+        ("planning", "plan-none", "set_plan_state: modus has no plan plan-none"),
+        ("planning", "theirs", "set_plan_state: modus has no plan plan-"),
+    ],
+)
+def test_a_plan_state_that_cannot_be_is_refused_and_nothing_changes(store, state, plan, error):
+    mine = store.plan_create("modus", "g")["id"]
+    theirs = store.plan_create("other", "g")["id"]
+    store.set_plan_state("modus", "planning", mine)
+    with pytest.raises(ValueError) as refused:
+        store.set_plan_state("modus", state, {"mine": mine, "theirs": theirs}.get(plan, plan))
+    assert str(refused.value).startswith(error)
+    assert store.current_plan("modus")[0] == "planning"
+    assert store.plan_get(theirs)["state"] == "planning"
+
+
+def test_plans_and_their_state_survive_a_restart(tmp_path):
+    store = Store(tmp_path)
+    plan_id = store.plan_create("modus", "g", ["a.py"])["id"]
+    store.plan_update(plan_id, plan={"summary": "s"}, completed={"s1": "ok"})
+    store.set_plan_state("modus", "executing", plan_id)
+    store.db.close()  # no clean end
+    again = Store(tmp_path)
+    try:
+        state, plan = again.current_plan("modus")
+        assert state == "executing"
+        assert (plan["scope"], plan["plan"], plan["completed"]) == (["a.py"], {"summary": "s"}, {"s1": "ok"})
+    finally:
+        again.close()
+
+
+# ------------------------------------------------------------ transactions
+
+
+def test_a_transaction_commits_its_writes_together(tmp_path, store):
+    plan_id = store.plan_create("modus", "g")["id"]
+    store.set_plan_state("modus", "executing", plan_id)
+    with store.transaction():
+        store.plan_update(plan_id, state="completed")
+        store.set_plan_state("modus", "normal")
+        assert elsewhere(tmp_path, "SELECT state FROM plans") == [("executing",)]  # not yet
+    assert elsewhere(tmp_path, "SELECT state FROM plans") == [("completed",)]
+    assert store.current_plan("modus") == ("normal", None)
+
+
+def test_a_transaction_that_fails_changes_nothing(store):
+    plan_id = store.plan_create("modus", "g")["id"]
+    store.set_plan_state("modus", "executing", plan_id)
+    store.replace_todos("modus", [todo("1")])
+    with pytest.raises(RuntimeError, match="stop"):
+        with store.transaction():
+            store.plan_update(plan_id, state="completed")
+            store.set_plan_state("modus", "normal")
+            store.replace_todos("modus", [])
+            store.set_meta(mode="ask")
+            raise RuntimeError("stop")
+    assert store.current_plan("modus")[0] == "executing"
+    assert store.plan_get(plan_id)["state"] == "executing"
+    assert [t["id"] for t in store.todos("modus")] == ["1"]
+    assert store.get_meta("mode") is None
+
+
+# ------------------------------------------------------------ todos
+
+
+def test_todos_are_the_agents_in_their_order(tmp_path, store):
+    assert store.todos("modus") == []
+    items = [todo("b", "in_progress", created_at="2026-12-01T10:00:00.000Z", updated_at="2026-12-01T11:00:00.000Z"), todo("a"), todo("c", "completed")]
+    store.replace_todos("modus", items)
+    assert elsewhere(tmp_path, "SELECT id FROM todos ORDER BY position") == [("b",), ("a",), ("c",)]
+    assert store.todos("modus") == [
+        {"id": "b", "content": "do b", "status": "in_progress", "priority": "medium", "created_at": "2026-12-01T10:00:00.000Z", "updated_at": "2026-12-01T11:00:00.000Z"},
+        {"id": "a", "content": "do a", "status": "pending", "priority": "medium", "created_at": None, "updated_at": None},
+        {"id": "c", "content": "do c", "status": "completed", "priority": "medium", "created_at": None, "updated_at": None},
+    ]
+    store.replace_todos("other", [todo("a", "completed")])  # another agent's list: the same id is another item
+    store.replace_todos("modus", [todo("c"), todo("d")])  # the list is replaced whole
+    assert [(t["id"], t["status"]) for t in store.todos("modus")] == [("c", "pending"), ("d", "pending")]
+    assert [(t["id"], t["status"]) for t in store.todos("other")] == [("a", "completed")]
+    store.replace_todos("modus", [])
+    assert store.todos("modus") == []
+
+
+@pytest.mark.parametrize(
+    "items, error",
+    [
+        ([todo("1"), {"id": "2", "status": "pending"}], "replace_todos: item 1 has no content, priority"),
+        ([todo("1"), todo("2"), todo("1")], "replace_todos: the id '1' is used twice"),
+    ],
+)
+def test_a_todo_list_that_cannot_be_stored_is_refused_and_the_old_one_kept(store, items, error):
+    store.replace_todos("modus", [todo("old")])
+    with pytest.raises(ValueError, match=error):
+        store.replace_todos("modus", items)
+    assert [t["id"] for t in store.todos("modus")] == ["old"]
+
+
+def test_todos_survive_a_restart(tmp_path):
+    store = Store(tmp_path)
+    store.replace_todos("modus", [todo("1"), todo("2", "in_progress")])
+    store.db.close()
+    again = Store(tmp_path)
+    try:
+        assert [(t["id"], t["status"]) for t in again.todos("modus")] == [("1", "pending"), ("2", "in_progress")]
+    finally:
+        again.close()
+
+
+# ------------------------------------------------------------ turns
+
+
+def test_a_turn_marked_interrupted_is_open_no_more(tmp_path, store):
+    store.start_turn("turn-1", "conv-1", "modus")
+    store.start_turn("turn-2", "conv-2", "coder")
+    assert store.open_turns() == [("turn-1", "conv-1", "modus"), ("turn-2", "conv-2", "coder")]
+    store.end_turn("turn-1", "interrupted")
+    assert store.open_turns() == [("turn-2", "conv-2", "coder")]
+    assert elsewhere(tmp_path, "SELECT outcome FROM turns WHERE id = 'turn-1'") == [("interrupted",)]
+
+
+# ------------------------------------------------------------ the interface
+
+
+def protocol_methods() -> list[str]:
+    return [name for name, value in vars(StateStore).items() if callable(value) and not name.startswith("_")]
+
+
+def test_the_sqlite_store_is_a_state_store(store):
+    assert isinstance(store, StateStore)
+    assert "recovered" in StateStore.__annotations__
+
+
+@pytest.mark.parametrize("name", protocol_methods())
+def test_the_store_has_each_operation_of_the_interface_as_it_is_declared(name):
+    declared = inspect.signature(getattr(StateStore, name)).parameters
+    implemented = inspect.signature(getattr(Store, name)).parameters
+    assert [(p.name, p.kind, p.default) for p in implemented.values()] == [(p.name, p.kind, p.default) for p in declared.values()]
+
+
+def test_the_core_uses_no_operation_outside_the_interface():
+    """What the core asks of `store` (a PostgreSQL store would implement the same)."""
+    core = Path(server.__file__).parent
+    used = set()
+    for source in core.rglob("*.py"):
+        if core / "state" not in source.parents:
+            used |= set(re.findall(r"\bstore\.(\w+)", source.read_text(encoding="utf-8")))
+    assert used, "no store operation found in the core: has the attribute been renamed?"
+    assert used - set(protocol_methods()) - {"recovered"} == set(), "add them to server/state/interface.py"
