@@ -8,10 +8,13 @@ written, so a model request costs the same at call 1,000 of a turn as at call 1.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..providers import ChatMessage, ToolCallRequest
-from ..state import StateStore, StoredMessage
+from ..state import StoredMessage
+
+if TYPE_CHECKING:
+    from ..state import StateStore
 
 #: plan_mode_respond's result, written when the user answers (Session.answer_waiting_call).
 PLAN_REPLY_FOLLOWS = "Your response was shown to the user. Their reply is the next user message."

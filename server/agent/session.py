@@ -22,7 +22,7 @@ from ..host import Host
 from ..modes import DEFAULT_MODE, Mode, ModeRegistry
 from ..prompt import PromptContext, Rules, build_prompt, environment_details, load_rules, ordered_tools
 from ..providers import ModelLimits, ScriptCursor
-from ..state import StateStore, Store, StoredMessage
+from ..state import Store, StoredMessage
 from ..state.store import new_id
 from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
@@ -31,6 +31,7 @@ from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_r
 from .task import Task, build_task, enabled_tools
 
 if TYPE_CHECKING:
+    from ..state import StateStore
     from protocol import ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
 
     from ..tools import ToolContext

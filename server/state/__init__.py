@@ -1,7 +1,17 @@
 """Durable state in SQLite (WAL): workspace settings, conversations, messages, tasks, plans, todos."""
 
-from .interface import StateStore
+from typing import Any
+
 from .migrations import StateTooNew
 from .store import Store, StoredMessage
+
+
+def __getattr__(name: str) -> Any:
+    if name == "StateStore":  # the interface, for annotations: not loaded at start-up
+        from .interface import StateStore
+
+        return StateStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["StateStore", "StateTooNew", "Store", "StoredMessage"]

@@ -14,7 +14,6 @@ from pygls.uris import to_fs_path
 from protocol.names import CODE_ACTION_PLAN_KIND, CODE_ACTION_PLAN_TITLE, Command
 
 from ...errors import BadRequest, ToolFailure
-from ...untrusted import Refused, read_text
 from ..server import validate
 from .requests import command
 
@@ -102,6 +101,8 @@ def lines_of(rng: dict) -> tuple[int, int]:
 def excerpt(server: "ModusServer", session: "Session", uri: str, rng: dict) -> str:
     """`File: <path>, lines a-b:` and the selected lines, numbered: from the editor's buffer when
     the file is open there, else from disk (a workspace file only)."""
+    from ...untrusted import Refused, read_text
+
     first, last = lines_of(rng)
     path = to_fs_path(uri) if uri.startswith("file:") else None
     if not path:
