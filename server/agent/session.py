@@ -28,6 +28,7 @@ from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
 from . import conversations
 from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_result
+from ..plan.planner import Planner
 from .task import Task, build_task, enabled_tools
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ class Session:
         if self.store.recovered is not None:
             host.show_message("warning", self.store.recovered.message())
         self.histories = Histories(self.store)
+        self.planner = Planner(self)
         self.cursors: dict[str, ScriptCursor] = {}
         self.tasks: dict[str, Task] = {}
         self._settle_until = 0.0
@@ -374,7 +376,7 @@ class Session:
             conversation_id=self.conversation_id,
             yolo=self.settings.yolo,
             task=task.info(),
-            plan=PlanInfo(),
+            plan=self.planner.info(task.agent),
         )
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:
@@ -426,6 +428,37 @@ class Session:
         self.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=text))
         await self._wake(cid, agent)
         return protocol.ChatSendResult(conversation_id=cid, message_id=message.id, text=text, dispatched=[agent], mentions=[])
+
+    async def tell(self, cid: str, agent: str, text: str) -> None:
+        """Something the user did outside the chat (a plan decided from the palette), told to the
+        agent as a user message of the conversation, and the agent's turn started."""
+        self._add_user_message(cid, text, self.task_for(agent, cid), source="plan")
+        self.host.publish(protocol.MessageUpdate(conversation_id=cid, agent=agent, role="system", text=text))
+        await self._wake(cid, agent)
+
+    async def plan_decision(self, decision: str, feedback: str | None) -> State:
+        """`modus/plan/approve|reject`: the user's decision on the current agent's plan."""
+        await self.planner.user_decision(self.responder(self.conversation_id), decision, feedback)
+        return self.state()
+
+    async def plan_selection(self, quoted, goal: str | None) -> State:
+        """"Plan a change here": planning starts with the selection's file as scope, and the
+        selection (numbered lines) is the first message of the plan."""
+        from ..plan.machine import PlanStateError
+
+        cid = self.conversation_id
+        agent = self.responder(cid)
+        goal = goal.strip() if goal and goal.strip() else f"A change in {quoted.rel}"
+        try:
+            self.planner.enter(agent, cid, goal, [quoted.rel], by="user")
+        except PlanStateError as exc:
+            raise BadRequest(str(exc)) from None
+        text = (
+            f"Plan a change here: {goal}\n\n{quoted.text}\n\nPlan mode is on, scoped to {quoted.rel}: explore it "
+            "with read-only tools, then present the plan with plan_exit."
+        )
+        await self.send(protocol.ChatSendParams(text=text))
+        return self.state()
 
     async def start_in_mode(self, mode: str, text: str) -> State:
         """A code action's turn: the user's switch to `mode`, then `text` in the current conversation."""

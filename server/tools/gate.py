@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from protocol import ApprovalRequest
 
 from ..modes import PHASE_ONLY
+from ..plan import machine
 from ..providers.base import ToolCallRequest
 from ..workspace import WorkspacePath, clip
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
@@ -45,6 +46,8 @@ class GateRun:
     paths: list[WorkspacePath] = field(default_factory=list)
     prepared: Prepared | None = None
     outcome: Outcome | None = None
+    #: While planning: the paths the plan's reads stay in (None: anywhere).
+    plan_scope: list[str] | None = None
 
 
 async def settle(run: GateRun) -> None:
@@ -83,7 +86,14 @@ def _writes(spec: ToolSpec) -> bool:
 
 
 async def phase_and_plan(run: GateRun) -> None:
+    """The plan's state first (an allow-list from plan_enter until approval; each plan tool in its
+    states), then the phase: PLAN writes nothing, plan or no plan."""
     assert run.spec is not None
+    state, plan = run.ctx.session.planner.current(run.ctx.agent)
+    run.plan_scope = plan["scope"] if state == "planning" and plan else None
+    why = machine.refusal(state, run.spec.name)
+    if why is not None:
+        raise PlanModeBlocked(why)
     if run.ctx.task.phase == "plan" and _writes(run.spec):
         raise PlanModeBlocked(
             f"Tool '{run.spec.name}' cannot be used in PLAN MODE: explore with read-only tools, "
@@ -107,6 +117,15 @@ async def workspace_and_file_rules(run: GateRun) -> None:
                 f"Tool '{run.spec.name}' in mode '{mode.name}' can only edit files matching pattern: "
                 f"{edit.file_regex.source}{described}. Got: {target.rel}"
             )
+
+
+async def plan_scope(run: GateRun) -> None:
+    """While planning, the read tools stay inside the plan's scope (when it has one)."""
+    assert run.spec is not None
+    if run.plan_scope and run.spec.name in machine.READ_TOOLS:
+        why = machine.scope_refusal(run.spec.name, run.plan_scope, [p.rel for p in run.paths])
+        if why is not None:
+            raise PlanModeBlocked(why)
 
 
 async def preconditions(run: GateRun) -> None:
@@ -151,6 +170,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("allowed by the mode's groups", mode_groups),
     ("allowed by the phase and plan state", phase_and_plan),
     ("inside the workspace and allowed by the file rules", workspace_and_file_rules),
+    ("inside the plan's scope", plan_scope),
     ("tool preconditions", preconditions),
     ("approval", approval),
     ("run", execute),

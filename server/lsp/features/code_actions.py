@@ -6,7 +6,7 @@ command starts a turn in the current conversation and answers at once; the work 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
@@ -37,8 +37,8 @@ def register(server: "ModusServer") -> None:
     async def start_in_mode(session: "Session", args: tuple) -> Any:
         from protocol import StartInModeArgs
 
-        a = validate(StartInModeArgs, _one(args, Command.START_IN_MODE), Command.START_IN_MODE)
-        text = f"{a.prompt.strip()}\n\n{excerpt(server, session, a.uri, a.range)}"
+        a = validate(StartInModeArgs, one_argument(args, Command.START_IN_MODE), Command.START_IN_MODE)
+        text = f"{a.prompt.strip()}\n\n{excerpt(server, session, a.uri, a.range).text}"
         return (await session.start_in_mode(a.mode, text)).wire()
 
     command(server, Command.START_IN_MODE, start_in_mode)
@@ -78,10 +78,15 @@ def _wire(rng: lsp.Range) -> dict:
     }
 
 
-def _one(args: tuple, name: str) -> Any:
+def one_argument(args: tuple, name: str) -> Any:
     if len(args) != 1:
         raise BadRequest(f"{name} takes one argument, an object: [{{...}}]")
     return args[0]
+
+
+class Excerpt(NamedTuple):
+    rel: str  # the file, workspace-relative
+    text: str  # `File: …, lines a-b:` and the numbered lines
 
 
 def lines_of(rng: dict) -> tuple[int, int]:
@@ -98,7 +103,7 @@ def lines_of(rng: dict) -> tuple[int, int]:
     return start, end
 
 
-def excerpt(server: "ModusServer", session: "Session", uri: str, rng: dict) -> str:
+def excerpt(server: "ModusServer", session: "Session", uri: str, rng: dict) -> "Excerpt":
     """`File: <path>, lines a-b:` and the selected lines, numbered: from the editor's buffer when
     the file is open there, else from disk (a workspace file only)."""
     from ...untrusted import Refused, read_text
@@ -125,4 +130,4 @@ def excerpt(server: "ModusServer", session: "Session", uri: str, rng: dict) -> s
     cut = f"\n(the selection goes on to line {last + 1}; {MAX_LINES} lines shown)" if last + 1 - first > MAX_LINES else ""
     width = len(str(first + len(chosen)))
     numbered = "\n".join(f"{n:>{width}} | {line}" for n, line in enumerate(chosen, first + 1))
-    return f"File: {target.rel}, lines {first + 1}-{first + len(chosen)}:\n{numbered}{cut}"
+    return Excerpt(target.rel, f"File: {target.rel}, lines {first + 1}-{first + len(chosen)}:\n{numbered}{cut}")
