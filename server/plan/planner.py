@@ -42,8 +42,12 @@ MAX_VERIFICATION = 4000
 class _Question:
     """A plan decision the user is being asked for; answered by the client or a plan request."""
 
+    #: Whether the answer decides a plan waiting for approval (plan_exit, plan_approve/reject).
+    decides: bool = False
     answered: anyio.Event = field(default_factory=anyio.Event)
     response: "ApprovalResponse | None" = None
+    #: Set when a plan request has already applied the decision: what the model is told.
+    applied: str | None = None
 
     def answer(self, response: "ApprovalResponse") -> None:
         if self.response is None:
@@ -163,8 +167,8 @@ class Planner:
             raise InvalidParams(str(exc)) from None
         row = self._move(agent, row, "exit", plan=plan.model_dump(mode="json"), feedback=None)
         text = self._announce(agent, cid, row, "awaiting_approval")
-        decision = await self.ask(agent, f"Approve the plan: {row['goal']}?", text or "", "plan_exit", call_id)
-        return self.decide(agent, cid, decision)
+        question = await self.ask(agent, f"Approve the plan: {row['goal']}?", text or "", "plan_exit", call_id, decides=True)
+        return question.applied or self.decide(agent, cid, question.response)
 
     def status(self, agent: str) -> str:
         m, _ = _plans()
@@ -191,10 +195,12 @@ class Planner:
         _, row = self.current(agent)
         assert row is not None
         verb = "approve" if decision == "approve" else "reject"
-        answer = await self.ask(
-            agent, f"{agent} says you want to {verb} the plan “{row['goal']}”. {verb.capitalize()} it?", feedback or "", f"plan_{verb}", call_id
+        question = await self.ask(
+            agent, f"{agent} says you want to {verb} the plan “{row['goal']}”. {verb.capitalize()} it?", feedback or "", f"plan_{verb}", call_id, decides=True
         )
-        if answer.decision != "approve":
+        if question.applied:  # the user decided from the sidebar or the palette meanwhile
+            return question.applied
+        if question.response.decision != "approve":
             return f"The user did not confirm: the plan stays {machine.describe(row['state'])}."
         return self.decide(agent, cid, ApprovalResponse(decision="approve" if verb == "approve" else "deny", feedback=feedback))
 
@@ -246,7 +252,7 @@ class Planner:
             raise InvalidParams("The changed plan is invalid: " + "; ".join(exc.problems)) from None
         before = m.Plan.model_validate(row["plan"]).step(sid)
         detail = f"Reason: {reason}\n\nBefore: {before.description}\nAfter: {found['description']}"
-        answer = await self.ask(agent, f"Change step {sid} of the plan?", detail, "plan_modify", call_id)
+        answer = (await self.ask(agent, f"Change step {sid} of the plan?", detail, "plan_modify", call_id)).response
         if answer.decision != "approve":
             why = f" Their feedback: {answer.feedback}" if answer.feedback else ""
             return f"The user kept step {sid} as it was.{why}"
@@ -256,14 +262,17 @@ class Planner:
 
     # ------------------------------------------------------------ the user's decisions
 
-    async def ask(self, agent: str, title: str, detail: str, tool: str, call_id: str | None) -> "ApprovalResponse":
-        """The user's answer: to the `modus/approval` request, or from a plan request meanwhile.
-        With yolo everything is approved without asking."""
+    async def ask(self, agent: str, title: str, detail: str, tool: str, call_id: str | None, decides: bool = False) -> _Question:
+        """The user's answer: to the `modus/approval` request, or from a plan request meanwhile
+        (which, for a plan waiting for approval, applies the decision itself: `applied`). With
+        yolo everything is approved without asking."""
         from protocol import ApprovalRequest, ApprovalResponse
 
+        question = _Question(decides=decides)
         if self.session.settings.yolo:
-            return ApprovalResponse(decision="approve")
-        question = self._questions[agent] = _Question()
+            question.answer(ApprovalResponse(decision="approve"))
+            return question
+        self._questions[agent] = question
         request = ApprovalRequest(kind="plan", title=title, detail=detail, tool=tool, agent=agent, tool_call_id=call_id)
         try:
             async with anyio.create_task_group() as tg:
@@ -277,8 +286,7 @@ class Planner:
         finally:
             if self._questions.get(agent) is question:
                 del self._questions[agent]
-        assert question.response is not None
-        return question.response
+        return question
 
     def decide(self, agent: str, cid: str, answer: "ApprovalResponse") -> str:
         """Apply the user's answer to a plan waiting for approval; the text the model gets."""
@@ -313,10 +321,13 @@ class Planner:
 
         answer = ApprovalResponse(decision=decision, feedback=feedback)
         question = self._questions.get(agent)
-        if question is not None:
+        state, row = self.current(agent)
+        if question is not None and not question.answered.is_set():
+            if question.decides and state == "awaiting_approval":
+                assert row is not None
+                question.applied = self.decide(agent, row["conversation_id"] or self.session.conversation_id, answer)
             question.answer(answer)
             return
-        state, row = self.current(agent)
         if state != "awaiting_approval" and not (decision == "deny" and state == "executing"):
             verb = "approve" if decision == "approve" else "reject"
             raise BadRequest(f"No plan to {verb}: the plan state is {machine.describe(state)}.")
