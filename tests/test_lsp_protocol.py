@@ -77,9 +77,9 @@ def test_the_server_process_runs_no_pydantic_plugin(tmp_path):
 
 
 def test_every_request_of_the_contract_has_a_handler():
-    """The requests of protocol.REQUESTS the server answers. Phases, plans and todos (SPEC §3-4)
-    are not built yet: they are named here, so that this list only shrinks."""
+    """The requests of protocol.REQUESTS the server answers. Plans (SPEC §4) are not built yet:
+    they are named here, so that this list only shrinks."""
     from protocol import REQUESTS, names
 
-    not_yet = {names.PLAN_APPROVE, names.PLAN_REJECT, names.TODOS_GET}
+    not_yet = {names.PLAN_APPROVE, names.PLAN_REJECT}
     assert set(REQUESTS) - set(ModusServer().protocol.fm.features) == not_yet
