@@ -77,9 +77,8 @@ def test_the_server_process_runs_no_pydantic_plugin(tmp_path):
 
 
 def test_every_request_of_the_contract_has_a_handler():
-    """The requests of protocol.REQUESTS the server answers. Phases, plans and todos (SPEC §3-4)
-    are not built yet: they are named here, so that this list only shrinks."""
+    """Every request of protocol.REQUESTS has a handler."""
     from protocol import REQUESTS, names
 
-    not_yet = {names.TODOS_GET}
+    not_yet: set[str] = set()
     assert set(REQUESTS) - set(ModusServer().protocol.fm.features) == not_yet

@@ -535,3 +535,23 @@ class Session:
         if outcome == "completed" and result is not None:
             return f"Subtask in {name} mode completed:\n{result}"
         raise ToolError(f"The subtask in {name} mode ended without attempt_completion (outcome: {outcome}).")
+
+    # ------------------------------------------------------------ todos (SPEC §4): the agent's, across conversations
+
+    def todos(self, agent: str) -> list[protocol.Todo]:
+        return [protocol.Todo.model_validate(item) for item in self.store.todos(agent)]
+
+    def write_todos(self, agent: str, todos: list[protocol.Todo], conversation_id: str) -> None:
+        """The agent's list becomes `todos`: committed first, then announced in the conversation."""
+        self.store.replace_todos(agent, [todo.model_dump() for todo in todos])
+        self.host.publish(protocol.TodosUpdate(conversation_id=conversation_id, agent=agent, todos=todos))
+
+    def todos_result(self, agent: str | None) -> protocol.TodosGetResult:
+        """The agent's list (by default the responder's in the current conversation), rendered."""
+        from ..plan.todos import ansi_box, html
+
+        agent = agent or self.responder(self.conversation_id)
+        if self.agent(agent) is None:
+            raise BadRequest(f"agent: unknown agent: {agent}")
+        todos = self.todos(agent)
+        return protocol.TodosGetResult(agent=agent, todos=todos, ansi=ansi_box(todos), html=html(todos))
