@@ -393,7 +393,7 @@ class Session:
             text=prompt.text,
             sections=[protocol.PromptSection(id=s.id, text=s.text) for s in prompt.sections],
             tools=[t.name for t in ordered_tools(context.tools)],
-            environment_details=environment_details(mode, context.phase, self.workspace.root),
+            environment_details=self._environment(mode, context.phase, agent),
         )
 
     def list_modes(self) -> ModesListResult:
@@ -468,9 +468,15 @@ class Session:
         await self.send(protocol.ChatSendParams(text=text))
         return self.state()
 
+    def _environment(self, mode: Mode, phase: str, agent: str) -> str:
+        """environment_details for the agent's next user message: its plan and its todos too."""
+        from ..plan.todos import as_text
+
+        return environment_details(mode, phase, self.workspace.root, plan=self.planner.brief(agent), todos=as_text(self.todos(agent)))
+
     def _add_user_message(self, cid: str, text: str, task: Task, **metadata) -> StoredMessage:
         """A user message, with the environment_details block the model gets with it."""
-        env = environment_details(task.mode, task.phase, self.workspace.root)
+        env = self._environment(task.mode, task.phase, task.agent)
         return self.add_message(StoredMessage(new_id("msg-"), cid, "user", text, None, {"environmentDetails": env, **metadata}))
 
     async def _wake(self, cid: str, agent: str) -> None:

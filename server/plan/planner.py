@@ -170,6 +170,25 @@ class Planner:
         question = await self.ask(agent, f"Approve the plan: {row['goal']}?", text or "", "plan_exit", call_id, decides=True)
         return question.applied or self.decide(agent, cid, question.response)
 
+    def brief(self, agent: str) -> str:
+        """The plan for environment_details: goal and scope while planning; the plan's steps and
+        the current one while executing; "" without a plan."""
+        state, row = self.current(agent)
+        if row is None:
+            return ""
+        lines = [f"State: {machine.describe(state)}", f"Goal: {row['goal']}"]
+        if row["scope"]:
+            lines.append(f"Scope (reads stay inside): {', '.join(row['scope'])}")
+        if state == "executing" and row["plan"] is not None:
+            m, _ = _plans()
+            plan = m.Plan.model_validate(row["plan"])
+            for step in plan.steps:
+                mark = "x" if step.id in row["completed"] else ("-" if step.id == row["current_step"] else " ")
+                lines.append(f"- [{mark}] {step.id}. {step.description}")
+            if row["current_step"]:
+                lines.append(f"Current step: {row['current_step']} (then call plan_step_complete)")
+        return "\n".join(lines)
+
     def status(self, agent: str) -> str:
         m, _ = _plans()
         state, row = self.current(agent)

@@ -193,14 +193,20 @@ PLAN_MODE_NOTE = (
 )
 
 
-def environment_details(mode: Mode, phase: str, workspace: Path, now: datetime | None = None) -> str:
-    """The block appended to each user message; it ends with the mode and the phase."""
+def environment_details(
+    mode: Mode, phase: str, workspace: Path, now: datetime | None = None, *, plan: str = "", todos: str = ""
+) -> str:
+    """The block appended to each user message; it ends with the mode and the phase. `plan`: the
+    plan's state (goal and scope while planning, the plan and its current step while executing);
+    `todos`: the agent's todo list as a checklist."""
     stamp = (now or datetime.now().astimezone()).isoformat(timespec="seconds")
     return (
         "<environment_details>\n"
         f"# Current Workspace Directory\n{workspace}\n\n"
         f"# Current Time\n{stamp}\n\n"
         f"{PLAN_MODE_NOTE if phase == 'plan' else ''}"
+        f"{f'# Plan{chr(10)}{plan}{chr(10)}{chr(10)}' if plan else ''}"
+        f"{f'# Todos{chr(10)}{todos}{chr(10)}{chr(10)}' if todos else ''}"
         f"# Current Mode\n<slug>{mode.slug}</slug>\n<name>{mode.name}</name>\n\n"
         f"# Current Phase\n{'PLAN MODE' if phase == 'plan' else 'ACT MODE'}\n"
         "</environment_details>"

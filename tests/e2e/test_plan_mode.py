@@ -163,3 +163,15 @@ async def test_a_plan_waiting_for_approval_survives_a_sigkill(workspace, tmp_pat
         assert any(t.startswith("The user approved the plan; the phase is ACT MODE. The user adds: go") for t in told)
     finally:
         await second.stop()
+
+
+async def test_environment_details_carry_the_plan_and_the_todos(editor, workspace):
+    todos = call("todo_write", todos=[{"content": "Add the flag", "status": "in_progress"}, {"content": "Document it"}])
+    await editor.start({**script(workspace, ENTER, todos, EXIT, {"text": "ok"}), "autoApprove": {"edit": True}})
+    await editor.chat("Plan it")
+    env = (await editor.request(methods.PROMPT_GET, {}))["environmentDetails"]
+    plan_part = env[env.index("# Plan\n") : env.index("# Todos\n")]
+    assert "State: executing (the approved plan is being carried out)\nGoal: Add --shout\nScope (reads stay inside): src\n" in plan_part
+    assert "- [-] 1. Add the flag\n- [ ] 2. Document it\nCurrent step: 1" in plan_part
+    assert "# Todos\n- [-] Add the flag\n- [ ] Document it\n\n# Current Mode" in env
+    assert env.endswith("# Current Phase\nACT MODE\n</environment_details>")
