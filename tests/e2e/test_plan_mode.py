@@ -175,3 +175,47 @@ async def test_environment_details_carry_the_plan_and_the_todos(editor, workspac
     assert "- [-] 1. Add the flag\n- [ ] 2. Document it\nCurrent step: 1" in plan_part
     assert "# Todos\n- [-] Add the flag\n- [ ] Document it\n\n# Current Mode" in env
     assert env.endswith("# Current Phase\nACT MODE\n</environment_details>")
+
+
+async def test_a_sigkill_while_executing_loses_nothing(workspace, tmp_path):
+    """Killed in the middle of carrying a plan out: plan, state, todos, mode and history are as
+    they were, the interrupted turn is reported, nothing runs again by itself."""
+    first = Editor(workspace, tmp_path / "config")
+    never: asyncio.Future = asyncio.get_running_loop().create_future()
+    first.decide = lambda request: {"decision": "approve"} if request["kind"] == "plan" else never
+    todos = call("todo_write", todos=[{"content": "Add the flag", "status": "completed"}, {"content": "Document it", "status": "in_progress"}])
+    settings = script(
+        workspace,
+        ENTER,
+        EXIT,
+        call("plan_step_complete", step_id="1", verification_result="HI"),
+        todos,
+        call("write_to_file", path="docs/usage.md", content="--shout\n"),  # its approval never comes
+    )
+    await first.start(settings)
+    try:
+        await first.request(methods.MODES_SWITCH, {"slug": "debug"})
+        await first.request(methods.CHAT_SEND, {"text": "Plan and do it"})
+        await first.wait_for(lambda: [a for a in first.approvals if a["kind"] == "tool"])
+        before = await first.request(methods.STATE)
+        todos_before = await first.request(methods.TODOS_GET, {})
+    finally:
+        await first.kill()
+    second = Editor(workspace, tmp_path / "config")
+    await second.start(settings)
+    try:
+        after = await second.request(methods.STATE)
+        todos_after = await second.request(methods.TODOS_GET, {})
+        history = (await second.request(methods.CHAT_HISTORY, {"conversationId": after["conversationId"]}))["messages"]
+        await asyncio.sleep(0.2)  # nothing starts by itself
+        assert second.of_kind("turn_started") == []
+    finally:
+        await second.stop()
+    assert after["plan"] == before["plan"] and after["plan"]["state"] == "executing" and after["plan"]["completedSteps"] == ["1"]
+    assert (after["mode"]["slug"], after["phase"]) == ("debug", "act")
+    assert todos_after == todos_before and [t["status"] for t in todos_after["todos"]] == ["completed", "in_progress"]
+    assert history[0]["text"] == "Plan and do it"
+    assert history[-1]["role"] == "system" and "interrupted" in history[-1]["text"]
+    interrupted = [m for m in history if m["role"] == "tool" and m["metadata"].get("errorType") == "Interrupted"]
+    assert [m["metadata"]["name"] for m in interrupted] == ["write_to_file"]
+    assert (workspace / "docs" / "usage.md").exists() is False
