@@ -109,6 +109,12 @@ class DemoEditor:
             note("ℹ", u["text"])
         elif kind == "phase_changed":
             note("⇆", f"phase {u['from'].upper()} → {u['to'].upper()} (by the {u['by']}, new task {u['taskId']})")
+        elif kind == "plan":
+            status = next((line for line in (u.get("markdown") or "").splitlines() if line.startswith("Status:")), "")
+            note("▤", f"plan {u['state']}" + (f" — {status}" if status else ""))
+        elif kind == "todos":
+            marks = {"completed": "✓", "in_progress": "▶", "pending": "○"}
+            note("☑", "todos: " + "  ".join(f"{marks[t['status']]} {t['content']}" for t in u["todos"]))
         elif kind == "mode_changed":
             why = f" — {u['reason']}" if u.get("reason") else ""
             note("⇄", f"mode {u['from']} → {u['to']} (by the {u['by']}, new task {u['taskId']}){why}")
@@ -132,6 +138,8 @@ class DemoEditor:
         detail = request.get("detail") or ""
         if request["kind"] == "tool" and detail.startswith(("---", "diff")):
             detail = f"({len(detail.splitlines())} lines of diff)"
+        elif request["kind"] == "plan":
+            detail = f"(the plan, {len(detail.splitlines())} lines of markdown)"
         note("?", f"approval asked: {request['title']} {detail}".rstrip())
         note(" ", "→ the demo user clicks Approve")
         return {"decision": "approve"}
@@ -196,6 +204,20 @@ async def run(workspace: Path) -> int:
     await asyncio.wait_for(editor.turn_done.wait(), 60)
 
     print()
+    say("you", '(selects greet() in src/app.py; the light bulb offers "Plan a change here")')
+    uri = (workspace / "src" / "app.py").as_uri()
+    selection = lsp.Range(start=lsp.Position(line=3, character=0), end=lsp.Position(line=5, character=0))
+    actions = await editor.client.text_document_code_action_async(
+        lsp.CodeActionParams(lsp.TextDocumentIdentifier(uri=uri), selection, lsp.CodeActionContext(diagnostics=[]))
+    )
+    plan_here = next(a for a in actions if a.title == "Plan a change here")
+    note("💡", f"light bulb: {', '.join(a.title for a in actions)}")
+    argument = {**plan_here.command.arguments[0], "goal": "Let greet() take the greeting word"}
+    editor.turn_done.clear()
+    await editor.request(lsp.WORKSPACE_EXECUTE_COMMAND, lsp.ExecuteCommandParams(plan_here.command.command, [argument]))
+    await asyncio.wait_for(editor.turn_done.wait(), 60)
+
+    print()
     say("you", "(switches to Ask mode from the command palette: no approval needed)")
     state = await editor.request(lsp.WORKSPACE_EXECUTE_COMMAND, lsp.ExecuteCommandParams(Command.SWITCH_MODE, ["ask"]))
     note("⇄", f"now in {state['mode']['name']} mode, task {state['task']['id']}")
@@ -211,7 +233,8 @@ async def run(workspace: Path) -> int:
     await editor.client.shutdown_async(None)
     editor.client.exit(None)
     await editor.client.stop()
-    ok = outputs == ["Hello, Ada!", "HELLO, ADA!"]
+    planned = 'greeting: str = "Hello"' in (workspace / "src" / "app.py").read_text()
+    ok = outputs == ["Hello, Ada!", "HELLO, ADA!"] and planned
     print("\nThe demo ran as expected." if ok else "\nThe demo did not produce the expected program.")
     return 0 if ok else 1
 
