@@ -35,22 +35,28 @@ def paired(messages: list[dict]) -> bool:
     return True
 
 
+async def killed_while_asked(workspace: Path, tmp_path: Path, url: str, text: str) -> dict:
+    """A server killed (SIGKILL) while the turn that `text` starts waits for an approval."""
+    first = Editor(workspace, tmp_path / "config")
+    asked = asyncio.Event()
+
+    async def never_answered(request: dict) -> dict:
+        asked.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    first.decide = never_answered
+    await first.start(anthropic(url))
+    sent = await first.request(methods.CHAT_SEND, {"text": text})
+    await asyncio.wait_for(asked.wait(), 15)
+    await first.kill()
+    return sent
+
+
 async def test_a_kill_while_a_native_call_waits_for_approval(workspace: Path, tmp_path: Path):
     with FakeAnthropic() as model:
         model.add(Reply("Writing it.", [Call("toolu_1", "write_to_file", {"path": "a.md", "content": "x"})]), Reply("Here again."))
-        first = Editor(workspace, tmp_path / "config")
-        asked = asyncio.Event()
-
-        async def never_answered(request: dict) -> dict:
-            asked.set()
-            await asyncio.Event().wait()
-            raise AssertionError("unreachable")
-
-        first.decide = never_answered
-        await first.start(anthropic(model.url))
-        sent = await first.request(methods.CHAT_SEND, {"text": "write a.md"})
-        await asyncio.wait_for(asked.wait(), 15)
-        await first.kill()
+        sent = await killed_while_asked(workspace, tmp_path, model.url, "write a.md")
 
         second = Editor(workspace, tmp_path / "config")
         await second.start(anthropic(model.url))
@@ -90,19 +96,7 @@ async def test_a_corrupt_database_is_reported_and_replaced(workspace: Path, tmp_
 async def test_an_interrupted_turn_is_reported_once_and_not_run_again(workspace: Path, tmp_path: Path):
     with FakeAnthropic() as model:
         model.add(Reply("Writing it.", [Call("toolu_1", "write_to_file", {"path": "a.md", "content": "x"})]))
-        first = Editor(workspace, tmp_path / "config")
-        asked = asyncio.Event()
-
-        async def never_answered(request: dict) -> dict:
-            asked.set()
-            await asyncio.Event().wait()
-            raise AssertionError("unreachable")
-
-        first.decide = never_answered
-        await first.start(anthropic(model.url))
-        sent = await first.request(methods.CHAT_SEND, {"text": "write a.md"})
-        await asyncio.wait_for(asked.wait(), 15)
-        await first.kill()
+        sent = await killed_while_asked(workspace, tmp_path, model.url, "write a.md")
         requests = len(model.requests)
 
         def interrupted(editor: Editor) -> tuple[list, list]:
