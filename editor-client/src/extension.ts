@@ -16,7 +16,8 @@ import {
   TextDocumentEdit,
 } from 'vscode-languageclient/node';
 import { CLIENT_EXPERIMENTAL_CAPABILITIES, errorMessage, ModusApi, Rpc } from './protocol/client';
-import type { ApprovalResponse } from './protocol/generated';
+import { Command } from './protocol/generated';
+import type { ApprovalResponse, State as ModusState } from './protocol/generated';
 import { ServerProcess, spawnServer, StderrTail, within } from './protocol/process';
 import { buildSettings } from './protocol/settings';
 import { Action, initialView, reduce, ViewState } from './protocol/view';
@@ -71,7 +72,7 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   private readonly prompts = new Map<string, string>();
   private readonly promptChanged = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.promptChanged.event;
-  private readonly output = vscode.window.createOutputChannel('Modus');
+  private readonly output = neverThrows(vscode.window.createOutputChannel('Modus'));
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
@@ -110,6 +111,31 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       initializationOptions: { modus: this.settings() },
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // The server's commands (registered by the client from executeCommandProvider) that start
+      // work from the editor, e.g. the light bulb's "Plan a change here": show it in the sidebar.
+      middleware: {
+        // The light bulb asks again as the window closes: a stopped client has nothing to offer.
+        provideCodeActions: async (document, range, context, token, next) => {
+          try {
+            return await next(document, range, context, token);
+          } catch (err) {
+            if (this.client === client && client.isRunning()) throw err;
+            return undefined;
+          }
+        },
+        executeCommand: async (command, args, next) => {
+          if (!SIDEBAR_COMMANDS.has(command)) return next(command, args);
+          void vscode.commands.executeCommand('modus.chat.focus');
+          try {
+            const state = await next(command, args);
+            if (isState(state)) this.dispatch({ type: 'state', state });
+            return state;
+          } catch (err) {
+            void vscode.window.showErrorMessage(`Modus: ${errorMessage(err)}`);
+            return undefined;
+          }
+        },
+      },
       // One notification of our own (fail) in place of the client's: no restarts, no toasts.
       initializationFailedHandler: () => false,
       errorHandler: {
@@ -125,7 +151,11 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     const client = new QuietLanguageClient('modus', 'Modus', serverOptions, clientOptions);
     client.registerFeature(new ApprovalsCapability());
     const api = new ModusApi(client as unknown as Rpc);
-    api.onUpdate((update) => this.dispatch({ type: 'update', update }));
+    api.onUpdate((update) => {
+      this.dispatch({ type: 'update', update });
+      // a plan update does not say which plan: its goal and scope come with the state
+      if (update.kind === 'plan') void this.refreshState();
+    });
     api.onApproval((request, token) => this.askApproval(request, token));
     // Replaces the client's own workspace/applyEdit handler (registered before ours) to save
     // the edited documents after a successful apply.
@@ -246,11 +276,21 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     }
   }
 
+  /** Modes, state (with the plan) and todos: what the sidebar shows before anything happens. */
   private async refresh(): Promise<void> {
     if (!this.api) return;
     try {
       this.dispatch({ type: 'modes', modes: await this.api.modes() });
       this.dispatch({ type: 'state', state: await this.api.state() });
+      this.dispatch({ type: 'todos', todos: (await this.api.todos()).todos });
+    } catch (err) {
+      this.output.appendLine(`modus: could not read the state: ${errorMessage(err)}`);
+    }
+  }
+
+  private async refreshState(): Promise<void> {
+    try {
+      if (this.api) this.dispatch({ type: 'state', state: await this.api.state() });
     } catch (err) {
       this.output.appendLine(`modus: could not read the state: ${errorMessage(err)}`);
     }
@@ -357,6 +397,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         resolve(response);
         return;
       }
+      case 'planDecision':
+        return this.decidePlan(m.decision, m.feedback);
       case 'switchMode':
         return this.switchTo(m.slug);
       case 'cancel':
@@ -436,6 +478,35 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     } catch (err) {
       void vscode.window.showErrorMessage(`Modus: could not switch to ${phase.toUpperCase()}: ${errorMessage(err)}`);
     }
+  }
+
+  /** The user's decision on the plan (palette, or the plan card when no question is asked). */
+  async decidePlan(decision: 'approve' | 'reject', feedback?: string): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    try {
+      const state = decision === 'approve' ? await api.planApprove(feedback) : await api.planReject(feedback);
+      this.dispatch({ type: 'state', state });
+    } catch (err) {
+      // e.g. "No plan to approve: the plan state is normal (no plan is active)."
+      void vscode.window.showErrorMessage(`Modus: ${errorMessage(err)}`);
+      await this.refreshState(); // the card's buttons come back
+    }
+  }
+
+  /** `Modus: Reject Plan`: asks for optional feedback when there is a plan to reject. */
+  async rejectPlan(): Promise<void> {
+    const state = this.view.plan?.state;
+    let feedback: string | undefined;
+    if (state === 'awaiting_approval' || state === 'executing') {
+      feedback = await vscode.window.showInputBox({
+        title: 'Modus: Reject Plan',
+        prompt: state === 'executing' ? 'Stop the plan being carried out. Why? (optional)' : 'Why? (optional; the agent gets it)',
+        placeHolder: 'Feedback for the agent',
+      });
+      if (feedback === undefined) return; // Escape: nothing rejected
+    }
+    await this.decidePlan('reject', feedback?.trim() || undefined);
   }
 
   async showSystemPrompt(): Promise<void> {
@@ -541,6 +612,26 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   }
 }
 
+/**
+ * The output channel, except that writing to it never throws. It throws once the window is gone,
+ * and the language client still logs the requests that fail then (the light bulb's, on a reload).
+ */
+function neverThrows(channel: vscode.OutputChannel): vscode.OutputChannel {
+  return new Proxy(channel, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        try {
+          return value.apply(target, args);
+        } catch {
+          return undefined;
+        }
+      };
+    },
+  });
+}
+
 /** `modus.pythonPath`, else the Python extension's selected interpreter, else `python3`. */
 async function resolvePython(configured: string | undefined): Promise<string> {
   if (configured && configured.trim()) return configured.trim();
@@ -564,6 +655,13 @@ async function resolvePython(configured: string | undefined): Promise<string> {
   return 'python3';
 }
 
+/** Server commands that start work from the editor (code actions): the sidebar shows it. */
+const SIDEBAR_COMMANDS = new Set<string>([Command.PLAN_SELECTION, Command.START_IN_MODE]);
+
+function isState(value: unknown): value is ModusState {
+  return !!value && typeof value === 'object' && 'mode' in value && 'phase' in value && 'plan' in value;
+}
+
 let modus: Modus | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -576,6 +674,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('modus.ui.newConversation', () => m.newConversation()),
     vscode.commands.registerCommand('modus.ui.cancel', () => m.cancel()),
     vscode.commands.registerCommand('modus.ui.togglePhase', () => m.togglePhase()),
+    vscode.commands.registerCommand('modus.ui.approvePlan', () => m.decidePlan('approve')),
+    vscode.commands.registerCommand('modus.ui.rejectPlan', () => m.rejectPlan()),
     vscode.commands.registerCommand('modus.ui.setApiKey', () => m.setApiKey()),
     vscode.commands.registerCommand('modus.ui.restartServer', () => m.restart()),
     vscode.workspace.onDidChangeConfiguration((e) => m.onConfigurationChanged(e)),

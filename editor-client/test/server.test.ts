@@ -5,8 +5,9 @@ import { afterEach, describe, it } from 'node:test';
 import { promptText } from '../src/protocol/client';
 import { Command } from '../src/protocol/generated';
 import { buildSettings } from '../src/protocol/settings';
-import { describe as lines } from '../src/protocol/view';
-import { DEMO_REQUEST, DEMO_TURNS, ServerSession, StartOptions } from './server';
+import { describe as lines, planApprovals, planBadge, planSteps } from '../src/protocol/view';
+import { parseMarkdown, section } from '../src/webview/markdown';
+import { DEMO_REQUEST, DEMO_TURNS, ServerSession, StartOptions, Turn } from './server';
 
 describe('protocol layer against the real server', () => {
   let session: ServerSession | undefined;
@@ -192,5 +193,83 @@ describe('protocol layer against the real server', () => {
     await s.chat('hello');
     const result = await s.api.cancel(s.view.conversationId!);
     assert.equal(typeof result.cancelled, 'boolean');
+  });
+});
+
+describe('plan mode and todos through the protocol layer', () => {
+  let session: ServerSession | undefined;
+  afterEach(async () => {
+    await session?.stop();
+    session = undefined;
+  });
+  const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+  const PLAN = {
+    summary: 'Greet loudly',
+    approach: 'Add a `--shout` flag',
+    steps: [
+      { id: '1', description: 'Add the flag', files: ['src/app.py'], verification: 'python src/app.py --shout' },
+      { id: '2', description: 'Document it', files: ['docs/usage.md'], depends_on: ['1'], verification: 'read it' },
+    ],
+  };
+  /** Plan questions stay open (the user answers from the palette or the card's buttons); the rest is approved. */
+  const start = (turns: Turn[]) =>
+    new ServerSession({
+      turns,
+      settings: { autoApprove: { edit: true } },
+      approve: (r) => (r.kind === 'plan' ? new Promise<never>(() => undefined) : { decision: 'approve' }),
+    }).start();
+  const planOutcome = (s: ServerSession) => s.waitFor(() => s.updates.some((u) => u.kind === 'turn_ended'), 'the end of the turn');
+
+  it('a plan waits in the card; planApprove answers it, the steps tick, the todos follow; with no plan it is refused', async () => {
+    const s = (session = await start([
+      call('plan_enter', { goal: 'Add --shout', scope: ['src'] }),
+      call('plan_exit', { plan: PLAN }),
+      call('todo_write', { todos: [{ content: 'Add the flag', status: 'in_progress', priority: 'high' }, { content: 'Document <it>' }] }),
+      call('plan_step_complete', { step_id: '1', verification_result: 'HI' }),
+      { text: '<update_todo_list>\n<todos>\n[x] Add the flag\n[-] Document <it>\n</todos>\n</update_todo_list>' },
+      call('plan_step_complete', { step_id: '2', verification_result: 'ok' }),
+      call('plan_complete', { summary: 'Shouting works.' }),
+      { text: 'Done.' },
+    ]));
+    await s.api.send({ text: 'Make it shout' });
+    await s.waitFor(() => s.approvals.length === 1, 'the plan question');
+    s.record({ type: 'state', state: await s.api.state() }); // as the extension does after a plan update
+    let view = s.view;
+    assert.deepEqual([view.plan?.state, view.plan?.goal, view.plan?.scope, planBadge(view.plan!)], ['awaiting_approval', 'Add --shout', ['src'], 'pending approval']);
+    assert.deepEqual(planApprovals(view).map((a) => a.request.title), ['Approve the plan: Add --shout?']);
+    assert.equal(planApprovals(view)[0].request.detail, view.plan?.markdown, 'the question shows the plan document');
+    const doc = parseMarkdown(view.plan!.markdown!);
+    assert.deepEqual(doc.filter((b) => b.type === 'item' && b.depth === 0 && b.checked === false).map((b) => b.text), ['1. Add the flag', '2. Document it']);
+
+    const approved = await s.api.planApprove('go ahead');
+    s.record({ type: 'state', state: approved });
+    assert.deepEqual([approved.plan.state, approved.phase], ['executing', 'act']);
+    await planOutcome(s);
+    view = s.view;
+    assert.ok(lines(view).includes('  approval plan cancelled: Approve the plan: Add --shout?'), 'the question was withdrawn, in the plan_exit card');
+    const plans = s.updates.flatMap((u) => (u.kind === 'plan' ? [`${u.state}:${u.completedSteps.join(',')}`] : []));
+    assert.deepEqual(plans, ['planning:', 'awaiting_approval:', 'executing:', 'executing:1', 'executing:1,2', 'normal:1,2']);
+    assert.deepEqual([view.plan?.ended, planBadge(view.plan!), planSteps(view.plan!).map((p) => p.status)], ['completed', 'completed', ['done', 'done']]);
+    assert.deepEqual(section(parseMarkdown(view.plan!.markdown!), 'Outcome'), [{ type: 'paragraph', text: 'Shouting works.' }]);
+    assert.deepEqual(view.todos.map((t) => [t.content, t.status]), [['Add the flag', 'completed'], ['Document <it>', 'in_progress']]);
+
+    const got = await s.api.todos();
+    assert.deepEqual([got.agent, got.todos], ['modus', view.todos]);
+    assert.match(got.html, /Document &lt;it&gt;/);
+    await assert.rejects(s.api.planApprove(), (err: any) => err.code === -32602 && /^No plan to approve: the plan state is normal/.test(err.message));
+    await assert.rejects(s.api.planReject('x'), (err: any) => err.code === -32602 && /^No plan to reject/.test(err.message));
+    await assert.rejects(s.api.todos('nobody'), (err: any) => err.code === -32602 && /unknown agent: nobody/.test(err.message));
+  });
+
+  it('planReject with feedback: the plan ends rejected and the model gets the feedback', async () => {
+    const s = (session = await start([call('plan_enter', { goal: 'Add --shout' }), call('plan_exit', { plan: PLAN }), { text: 'Fine.' }]));
+    await s.api.send({ text: 'Plan it' });
+    await s.waitFor(() => s.approvals.length === 1, 'the plan question');
+    s.record({ type: 'state', state: await s.api.planReject('Not now') });
+    await planOutcome(s);
+    const view = s.view;
+    assert.deepEqual([view.plan?.state, view.plan?.ended, planBadge(view.plan!)], ['normal', 'rejected', 'rejected']);
+    const exit = view.entries.find((e) => e.type === 'tool' && e.name === 'plan_exit');
+    assert.ok(exit?.type === 'tool' && /The user rejected the plan\. Their feedback: Not now/.test(exit.result ?? ''), JSON.stringify(exit));
   });
 });

@@ -34,7 +34,8 @@ export interface StartOptions {
   files?: Record<string, string>;
   /** false: declare no workspace.applyEdit (the server then writes files itself) */
   applyEdit?: boolean;
-  approve?: (request: ApprovalRequest) => ApprovalResponse;
+  /** the user's answer; a promise that never settles leaves the question open until the server withdraws it */
+  approve?: (request: ApprovalRequest) => ApprovalResponse | Promise<ApprovalResponse>;
 }
 
 interface TextEdit {
@@ -96,11 +97,16 @@ export class ServerSession {
       this.updates.push(update);
       this.record({ type: 'update', update });
     });
-    this.api.onApproval(async (request) => {
+    this.api.onApproval(async (request, token) => {
       const id = `approval-${++this.approvalSeq}`;
       this.approvals.push(request);
       this.record({ type: 'approval', id, request });
-      const response = (this.options.approve ?? (() => ({ decision: 'approve' as const })))(request);
+      const withdrawn = new Promise<null>((resolve) => token.onCancellationRequested(() => resolve(null)));
+      const response = await Promise.race([(this.options.approve ?? (() => ({ decision: 'approve' as const })))(request), withdrawn]);
+      if (response === null) {
+        this.record({ type: 'approvalCancelled', id });
+        return { decision: 'deny' };
+      }
       this.record({ type: 'approvalAnswered', id, response });
       return response;
     });

@@ -3,9 +3,23 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { HistoryMessage, Update } from '../src/protocol/generated';
+import type { HistoryMessage, PlanInfo, Update } from '../src/protocol/generated';
 import { buildSettings } from '../src/protocol/settings';
-import { Action, describe as lines, initialView, reduce, replay, splitFeedback } from '../src/protocol/view';
+import {
+  Action,
+  describe as lines,
+  gatedApprovals,
+  initialView,
+  planApprovals,
+  planBadge,
+  planShown,
+  planSteps,
+  reduce,
+  replay,
+  splitFeedback,
+  ViewState,
+} from '../src/protocol/view';
+import { inlineCode, parseMarkdown, section } from '../src/webview/markdown';
 import { CLIENT_DIR } from './server';
 
 const C = 'conv-1';
@@ -243,5 +257,187 @@ describe('settings', () => {
       modeSwitchDelayMs: 0,
       members: [{ handle: 'ann', name: 'Ann' }],
     });
+  });
+});
+
+describe('plan and todos', () => {
+  const PLAN = {
+    summary: 'Greet loudly',
+    approach: 'Add a flag',
+    steps: [
+      { id: '2', description: 'Document it', files: ['docs/usage.md'], depends_on: ['1'], verification: 'read it' },
+      { id: '1', description: 'Add the flag', files: ['src/app.py'], depends_on: [], verification: 'run it' },
+      { id: '3', description: 'Announce it', files: [], depends_on: [], verification: 'ask' },
+    ],
+  };
+  const info = (state: PlanInfo['state'], completedSteps: string[] = [], more: Partial<PlanInfo> = {}): Action => ({
+    type: 'state',
+    state: {
+      mode: { slug: 'code', name: 'Code' },
+      phase: state === 'executing' ? 'act' : 'plan',
+      conversationId: C,
+      yolo: false,
+      task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      plan: state === 'normal' ? { state, completedSteps: [] } : { state, goal: 'Add --shout', scope: ['src'], planId: 'p1', plan: PLAN, completedSteps, ...more },
+    },
+  });
+  const plan = (state: string, completedSteps: string[] = [], markdown?: string) =>
+    up({ kind: 'plan', state, completedSteps, ...(state === 'planning' && !markdown ? {} : { plan: PLAN }), ...(markdown ? { markdown } : {}) });
+  const steps = (view: ViewState) => planSteps(view.plan!).map((s) => `${s.id}:${s.status}`);
+
+  it('follows the plan from drafting to completed: badge, steps in dependency order, the current step', () => {
+    let view = replay([plan('planning')]);
+    assert.equal(planBadge(view.plan!), 'drafting');
+    assert.equal(view.plan!.goal, undefined, 'a plan update does not name the plan');
+    view = reduce(view, info('planning', [], { plan: undefined })); // what the extension reads next
+    assert.deepEqual([view.plan!.goal, view.plan!.scope, view.plan!.planId], ['Add --shout', ['src'], 'p1']);
+    view = reduce(view, plan('awaiting_approval', [], '# Plan: Add --shout\n\nStatus: pending approval\n'));
+    assert.equal(planBadge(view.plan!), 'pending approval');
+    assert.equal(view.plan!.goal, 'Add --shout', 'the same plan keeps its goal');
+    assert.deepEqual(steps(view), ['1:pending', '2:pending', '3:pending']);
+    view = reduce(view, plan('executing'));
+    assert.deepEqual(steps(view), ['1:current', '2:pending', '3:pending']);
+    assert.equal(planBadge(view.plan!), 'step 1 of 3');
+    view = reduce(view, plan('executing', ['1']));
+    assert.deepEqual(steps(view), ['1:done', '2:current', '3:pending']);
+    assert.equal(planBadge(view.plan!), 'step 2 of 3');
+    view = reduce(view, plan('executing', ['1', '2', '3']));
+    assert.equal(planBadge(view.plan!), 'all 3 steps done');
+    view = reduce(view, plan('normal', ['1', '2', '3'], '# Plan: Add --shout\n\nStatus: completed\n\n## Outcome\n\nDone.\n'));
+    assert.equal(planBadge(view.plan!), 'completed');
+    assert.ok(planShown(view));
+    view = reduce(view, info('normal'));
+    assert.equal(view.plan?.ended, 'completed', 'the state (no plan) keeps the card of the plan that just ended');
+    assert.equal(view.plan?.goal, 'Add --shout');
+    // the next plan starts without the old one's name
+    view = reduce(view, plan('planning'));
+    assert.equal(view.plan!.goal, undefined);
+    assert.equal(planBadge(view.plan!), 'drafting');
+  });
+
+  it('a rejected plan reads as rejected; with no plan nothing is shown', () => {
+    const view = replay([plan('awaiting_approval'), plan('normal', [], '# Plan: x\n\nStatus: rejected\n')]);
+    assert.equal(planBadge(view.plan!), 'rejected');
+    assert.ok(planShown(view));
+    assert.equal(reduce(initialView(), info('normal')).plan, null);
+    assert.ok(!planShown(reduce(initialView(), info('normal'))));
+  });
+
+  it('after a reload the state alone shows the plan; the markdown is kept only while the state confirms it', () => {
+    const reloaded = reduce(initialView(), info('awaiting_approval'));
+    assert.ok(planShown(reloaded));
+    assert.equal(planBadge(reloaded.plan!), 'pending approval');
+    assert.equal(reloaded.plan!.markdown, undefined);
+    const md = '# Plan: Add --shout\n\nStatus: step 2 of 3\n';
+    const live = replay([info('executing'), plan('executing', ['1'], md)]);
+    assert.equal(reduce(live, info('executing', ['1'])).plan!.markdown, md);
+    assert.equal(reduce(live, info('executing', ['1', '2'])).plan!.markdown, undefined, 'a later state: that text is old');
+  });
+
+  it('plan and todo updates of any conversation are the agent’s; a new conversation keeps them, not an ended plan', () => {
+    const todos = [
+      { id: 't1', content: 'Add the flag', status: 'completed' as const, priority: 'high' as const },
+      { id: 't2', content: 'Document it', status: 'in_progress' as const, priority: 'medium' as const },
+    ];
+    let view = replay([up({ kind: 'message', role: 'user', text: 'hi' })]);
+    view = reduce(view, { type: 'update', update: { conversationId: 'other', kind: 'todos', agent: 'modus', todos } });
+    view = reduce(view, { type: 'update', update: { conversationId: 'other', kind: 'plan', state: 'executing', plan: PLAN, completedSteps: [] } });
+    assert.deepEqual(view.todos, todos);
+    assert.equal(view.plan!.state, 'executing');
+    view = reduce(view, { type: 'newConversation', conversationId: 'fresh' });
+    view = reduce(view, { type: 'history', conversationId: 'fresh', messages: [] });
+    assert.deepEqual([view.todos, view.plan!.state], [todos, 'executing']);
+    view = reduce(view, plan('normal', [], 'Status: completed'));
+    assert.equal(reduce(view, { type: 'newConversation', conversationId: 'newer' }).plan, null);
+    // modus/todos/get on start
+    assert.deepEqual(reduce(initialView(), { type: 'todos', todos }).todos, todos);
+  });
+
+  it('a pending plan approval goes in the plan card, and back in its tool card once answered', () => {
+    const request = { kind: 'plan' as const, title: 'Approve the plan: Add --shout?', detail: 'md', tool: 'plan_exit', toolCallId: 'x' };
+    const base = [
+      up({ kind: 'tool_call', turnId: 't', toolCallId: 'x', name: 'plan_exit', params: {}, status: 'running' }),
+      { type: 'approval', id: 'a', request } as Action,
+    ];
+    const alone = replay(base);
+    assert.deepEqual(planApprovals(alone), [], 'no plan card: in its tool card');
+    assert.deepEqual([...gatedApprovals(alone).keys()], ['tool:x']);
+    const asked = replay([plan('awaiting_approval'), ...base]);
+    assert.deepEqual(planApprovals(asked).map((a) => a.id), ['a']);
+    assert.equal(gatedApprovals(asked).size, 0);
+    const answered = reduce(asked, { type: 'approvalAnswered', id: 'a', response: { decision: 'approve' } });
+    assert.deepEqual(planApprovals(answered), []);
+    assert.deepEqual([...gatedApprovals(answered).keys()], ['tool:x']);
+  });
+});
+
+describe('plan markdown', () => {
+  // server/plan/markdown.py's render() of an executing plan, the first step's output with a fence in it
+  const DOC = [
+    '# Plan: Add --shout',
+    '',
+    'Status: step 2 of 2',
+    '',
+    'Plan id: p1 · Estimated complexity: small',
+    '',
+    '## Approach',
+    '',
+    'Add a `--shout` flag',
+    'on two lines',
+    '',
+    '## Steps',
+    '',
+    '- [x] 1. Add the flag',
+    '  - Files: `src/app.py`',
+    '  - Result:',
+    '    ````text',
+    '    HI',
+    '    ```',
+    '    fenced',
+    '    ````',
+    '- [ ] 2. Document it (current)',
+    '  second line of the step',
+    '',
+    '## Outcome',
+    '',
+    'Shouting works.',
+    '- Deviation: none',
+    '',
+  ].join('\n');
+
+  it('reads headings, boxes, nested items, fences longer than the backticks inside, paragraphs', () => {
+    assert.deepEqual(parseMarkdown(DOC), [
+      { type: 'heading', level: 1, text: 'Plan: Add --shout' },
+      { type: 'paragraph', text: 'Status: step 2 of 2' },
+      { type: 'paragraph', text: 'Plan id: p1 · Estimated complexity: small' },
+      { type: 'heading', level: 2, text: 'Approach' },
+      { type: 'paragraph', text: 'Add a `--shout` flag\non two lines' },
+      { type: 'heading', level: 2, text: 'Steps' },
+      { type: 'item', depth: 0, text: '1. Add the flag', checked: true },
+      { type: 'item', depth: 1, text: 'Files: `src/app.py`' },
+      { type: 'item', depth: 1, text: 'Result:' },
+      { type: 'code', text: 'HI\n```\nfenced' },
+      { type: 'item', depth: 0, text: '2. Document it (current)\nsecond line of the step', checked: false },
+      { type: 'heading', level: 2, text: 'Outcome' },
+      { type: 'paragraph', text: 'Shouting works.' },
+      { type: 'item', depth: 0, text: 'Deviation: none' },
+    ]);
+    assert.deepEqual(section(parseMarkdown(DOC), 'Outcome'), [
+      { type: 'paragraph', text: 'Shouting works.' },
+      { type: 'item', depth: 0, text: 'Deviation: none' },
+    ]);
+  });
+
+  it('splits inline code spans, longer ones holding backticks; an unclosed run is text', () => {
+    assert.deepEqual(inlineCode('Add a `--shout` flag'), [
+      { code: false, text: 'Add a ' },
+      { code: true, text: '--shout' },
+      { code: false, text: ' flag' },
+    ]);
+    assert.deepEqual(inlineCode('in `` a`b `` and ` open'), [
+      { code: false, text: 'in ' },
+      { code: true, text: 'a`b' },
+      { code: false, text: ' and ` open' },
+    ]);
   });
 });

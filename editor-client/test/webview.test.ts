@@ -391,3 +391,219 @@ describe('chat webview: header, conversation list, server status, approvals in t
     await page.close();
   });
 });
+
+describe('chat webview: the plan card and the todo panel', () => {
+  let browser: Browser;
+  const conversationId = 'conv-plan';
+  const PLAN = {
+    summary: 'Rename b to beta',
+    approach: 'Edit src/app.py',
+    steps: [
+      { id: '1', description: 'Rename `b` in src/app.py', files: ['src/app.py'], depends_on: [], verification: 'grep beta' },
+      { id: '2', description: 'Run the tests <img src=x onerror="window.__pwned=1">', files: [], depends_on: ['1'], verification: 'echo ok' },
+      { id: '3', description: 'Tell the user', files: [], depends_on: ['2'], verification: 'none' },
+    ],
+  };
+  const MARKDOWN = [
+    '# Plan: Rename b',
+    '',
+    'Status: pending approval',
+    '',
+    '## Approach',
+    '',
+    'Edit `src/app.py` <b>now</b>',
+    '',
+    '## Steps',
+    '',
+    '- [ ] 1. Rename `b` in src/app.py',
+    '  - Verification: grep beta',
+    '  - Result:',
+    '    ```text',
+    '    <script>window.__pwned=2</script>',
+    '    ```',
+    '- [x] 2. Run the tests',
+    '',
+  ].join('\n');
+  const plan = (state: string, completedSteps: string[] = [], markdown?: string): Action => ({
+    type: 'update',
+    update: { conversationId, kind: 'plan', state, completedSteps, ...(state === 'planning' ? {} : { plan: PLAN }), ...(markdown ? { markdown } : {}) } as any,
+  });
+  const state = (planState: string, completedSteps: string[] = [], goal = 'Rename b <i>everywhere</i>'): Action => ({
+    type: 'state',
+    state: {
+      mode: { slug: 'code', name: 'Code' },
+      phase: planState === 'executing' ? 'act' : 'plan',
+      conversationId,
+      yolo: false,
+      task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      plan: { state: planState as any, goal, scope: ['src/app.py'], planId: 'p1', ...(planState === 'planning' ? {} : { plan: PLAN }), completedSteps },
+    },
+  });
+  const todos = (items: [string, string, string?][]): Action => ({
+    type: 'update',
+    update: {
+      conversationId,
+      kind: 'todos',
+      agent: 'modus',
+      todos: items.map(([content, status, priority], i) => ({ id: `t${i + 1}`, content, status, priority: priority ?? 'medium' })),
+    } as any,
+  });
+  const exitCall: Action = {
+    type: 'update',
+    update: { conversationId, kind: 'tool_call', turnId: 'turn', toolCallId: 'exit-1', name: 'plan_exit', params: { plan: PLAN }, status: 'running' },
+  };
+  const exitApproval: Action = {
+    type: 'approval',
+    id: 'plan-q',
+    request: { kind: 'plan', title: 'Approve the plan: Rename b?', detail: MARKDOWN, tool: 'plan_exit', toolCallId: 'exit-1', agent: 'modus' },
+  };
+  const open = async (actions: Action[], width = 420) => {
+    const page = await openChat(browser, { width, height: 800 });
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, ...actions]));
+    return page;
+  };
+
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('shows nothing without a plan or todos; drafting shows the goal, the badge and the scope, as text', async () => {
+    const page = await open([state('normal')]);
+    assert.equal(await page.locator('#plan').isVisible(), false);
+    assert.equal(await page.locator('#todos').isVisible(), false);
+    await feed(page, toWebview([plan('planning'), state('planning')]));
+    const card = page.locator('#plan');
+    await card.waitFor();
+    assert.equal(await card.locator('.plan-goal').textContent(), 'Rename b <i>everywhere</i>');
+    assert.equal(await card.locator('.plan-badge').textContent(), 'drafting');
+    assert.equal(await card.locator('.plan-scope').textContent(), 'Scope: src/app.py');
+    assert.equal(await card.locator('button').count(), 0);
+    assert.equal(await card.locator('i').count(), 0);
+    await page.close();
+  });
+
+  it('asks plan_exit’s question inside the card: the plan document, Approve / Reject / Revise with feedback; answered, it goes back to the tool card', async () => {
+    const page = await open([state('planning'), exitCall, plan('awaiting_approval', [], MARKDOWN), state('awaiting_approval'), exitApproval]);
+    const card = page.locator('#plan');
+    const asked = card.locator('.card.approval[data-approval="plan-q"]');
+    await asked.waitFor();
+    assert.equal(await card.locator('.plan-badge').textContent(), 'pending approval');
+    assert.equal(await page.locator('.card.tool[data-tool="plan_exit"] [data-approval]').count(), 0, 'not in the tool card while asked');
+    assert.deepEqual(await asked.locator('.buttons button').allTextContents(), ['Approve', 'Reject', 'Revise']);
+    // the markdown, read into elements: headings, code, boxes; the card's own copy is not repeated
+    const doc = asked.locator('details.plan-doc');
+    assert.equal(await doc.getAttribute('open'), '');
+    assert.deepEqual(await doc.locator('h4').allTextContents(), ['Approach', 'Steps']);
+    assert.equal(await doc.locator('p code').first().textContent(), 'src/app.py');
+    assert.equal(await doc.locator('pre.md-code').textContent(), '<script>window.__pwned=2</script>');
+    assert.deepEqual(await doc.locator('.md-item.depth-0 .md-mark').allTextContents(), ['☐', '☑']);
+    assert.equal(await card.locator('details.plan-doc').count(), 1);
+    assert.equal(await card.locator('.plan-decision').count(), 0, 'no second set of buttons');
+    await asked.locator('textarea.feedback').fill('Also rename c');
+    await asked.getByRole('button', { name: 'Revise' }).click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'approval'), [
+      { type: 'approval', id: 'plan-q', decision: 'revise', feedback: 'Also rename c' },
+    ]);
+    await feed(page, toWebview([{ type: 'approvalAnswered', id: 'plan-q', response: { decision: 'revise', feedback: 'Also rename c' } }, plan('planning', [], MARKDOWN.replace('pending approval', 'drafting'))]));
+    await page.locator('.card.tool[data-tool="plan_exit"] [data-approval="plan-q"] .decision').waitFor();
+    assert.equal(await card.locator('[data-approval]').count(), 0);
+    assert.equal(await card.locator('.plan-badge').textContent(), 'drafting');
+    assert.equal(await page.evaluate(() => (window as any).__pwned), undefined);
+    await page.close();
+  });
+
+  it('without a question (after a reload) the card has its own Approve / Reject, which post a plan decision', async () => {
+    const page = await open([state('awaiting_approval')]);
+    const card = page.locator('#plan');
+    await card.locator('.plan-decision').waitFor();
+    assert.deepEqual(await card.locator('.plan-steps .step-mark').allTextContents(), ['○', '○', '○']);
+    await card.locator('.plan-decision textarea').fill('  Not now  ');
+    await card.getByRole('button', { name: 'Reject' }).click();
+    assert.equal(await card.getByRole('button', { name: 'Approve' }).isDisabled(), true, 'one decision');
+    const again = await open([state('awaiting_approval')]);
+    await again.locator('#plan').getByRole('button', { name: 'Approve' }).click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'planDecision'), [{ type: 'planDecision', decision: 'reject', feedback: 'Not now' }]);
+    assert.deepEqual((await posted(again)).filter((m) => m.type === 'planDecision'), [{ type: 'planDecision', decision: 'approve' }]);
+    await page.close();
+    await again.close();
+  });
+
+  it('ticks the steps live while the plan runs, and ends completed with the outcome', async () => {
+    const page = await open([exitCall, state('executing'), plan('executing', ['1'], MARKDOWN.replace('pending approval', 'step 2 of 3'))]);
+    const card = page.locator('#plan');
+    await card.locator('.step.done').waitFor();
+    assert.equal(await card.locator('.plan-badge').textContent(), 'step 2 of 3');
+    const stepRows = async () =>
+      card.locator('.plan-steps li').evaluateAll((items) => items.map((li) => `${li.className}|${li.querySelector('.step-mark')!.textContent}`));
+    assert.deepEqual(await stepRows(), ['step done|✓', 'step current|▶', 'step pending|○']);
+    assert.equal(await card.locator('.step.current .step-text').textContent(), '2. Run the tests <img src=x onerror="window.__pwned=1">');
+    assert.equal(await card.locator('.step.done .step-text code').textContent(), 'b');
+    assert.equal(await card.locator('details.plan-doc').getAttribute('open'), null, 'the document is folded while the plan runs');
+    assert.equal(await card.locator('button').count(), 0);
+    await feed(page, toWebview([plan('executing', ['1', '2'])]));
+    assert.deepEqual(await stepRows(), ['step done|✓', 'step done|✓', 'step current|▶']);
+    await feed(page, toWebview([plan('normal', ['1', '2', '3'], '# Plan: Rename b\n\nStatus: completed\n\n## Outcome\n\n`beta` everywhere.\n\n## Summary\n\nx\n'), state('normal')]));
+    assert.equal(await card.locator('.plan-badge').textContent(), 'completed');
+    assert.equal(await card.locator('.md').first().textContent(), 'beta everywhere.');
+    assert.match((await card.getAttribute('class')) ?? '', /state-completed/);
+    assert.equal(await page.locator('#plan img, #plan script').count(), 0);
+    assert.equal(await page.evaluate(() => (window as any).__pwned), undefined);
+    assert.deepEqual(await page.evaluate(() => (window as any).__cspViolations), []);
+    await page.close();
+  });
+
+  it('the todo panel: ✓ struck through, ▶ bold, ○ pending, the count, live updates, text as text', async () => {
+    const page = await open([todos([['Rename <b>b</b>', 'in_progress', 'high'], ['Run the tests', 'pending'], ['Tell the user', 'pending']])]);
+    const panel = page.locator('#todos');
+    await panel.waitFor();
+    assert.equal(await panel.locator('.todos-count').textContent(), '0 of 3 done');
+    await feed(page, toWebview([todos([['Rename <b>b</b>', 'completed', 'high'], ['Run the tests', 'in_progress'], ['Tell the user', 'pending']])]));
+    assert.equal(await panel.locator('.todos-count').textContent(), '1 of 3 done');
+    const rows = await panel.locator('li').evaluateAll((items) =>
+      items.map((li) => {
+        const text = li.querySelector('.todo-text')!;
+        const style = getComputedStyle(text);
+        return [li.querySelector('.todo-mark')!.textContent, text.textContent, style.textDecorationLine, style.fontWeight];
+      }),
+    );
+    assert.deepEqual(rows, [
+      ['✓', 'Rename <b>b</b>', 'line-through', '400'],
+      ['▶', 'Run the tests', 'none', '600'],
+      ['○', 'Tell the user', 'none', '400'],
+    ]);
+    assert.equal(await panel.locator('.todo-priority').count(), 1);
+    assert.equal(await panel.locator('b').count(), 0);
+    // folded by the user, it stays folded across updates
+    await panel.locator('summary').click();
+    await feed(page, toWebview([todos([['Rename <b>b</b>', 'completed'], ['Run the tests', 'completed'], ['Tell the user', 'in_progress']])]));
+    assert.equal(await panel.getAttribute('open'), null);
+    assert.equal(await panel.locator('.todos-count').textContent(), '2 of 3 done');
+    await page.close();
+  });
+
+  it('fits a 300px sidebar: the card, its question and the todos, nothing cut off or scrolling sideways', async () => {
+    const long = 'src/a/very/long/path/to/some/deeply/nested/module_with_a_long_name.py';
+    const page = await open(
+      [
+        state('awaiting_approval', [], `Refactor ${long}`),
+        exitCall,
+        plan('awaiting_approval', [], MARKDOWN.replace('src/app.py', long)),
+        exitApproval,
+        todos([[`Rename in ${long}`, 'in_progress'], ['Run the tests', 'pending']]),
+      ],
+      300,
+    );
+    await page.locator('#plan [data-approval]').waitFor();
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 300, 'no horizontal scrolling');
+    for (const selector of ['#plan .plan-goal', '#plan .plan-badge', '#plan button.approve', '#plan button.revise', '#todos li']) {
+      const box = await page.locator(selector).first().boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 300, `${selector} inside 0..300: ${JSON.stringify(box)}`);
+    }
+    const log = await page.locator('#log').boundingBox();
+    assert.ok(log && log.height > 100, `the log keeps room: ${JSON.stringify(log)}`);
+    await page.close();
+  });
+});

@@ -71,6 +71,18 @@ export class ModusApi {
   prompt(params: PromptGetParams = {}) {
     return this.request(Method.promptGet, params);
   }
+  /** The user approves the plan waiting for approval (answers plan_exit's question, if one is asked). */
+  planApprove(feedback?: string) {
+    return this.request(Method.planApprove, feedback ? { feedback } : {});
+  }
+  /** The user rejects the plan waiting for approval, or stops the one being carried out. */
+  planReject(feedback?: string) {
+    return this.request(Method.planReject, feedback ? { feedback } : {});
+  }
+  /** An agent's todo list (none: the default agent's). */
+  todos(agent?: string) {
+    return this.request(Method.todosGet, agent ? { agent } : {});
+  }
 
   executeCommand(command: string, args: unknown[] = []): Promise<unknown> {
     return this.rpc.sendRequest('workspace/executeCommand', { command, arguments: args });

@@ -9,6 +9,8 @@ import type {
   HistoryMessage,
   ModeInfo,
   ModesListResult,
+  PlanInfo,
+  PlanUpdate,
   State,
   Todo,
   ToolError,
@@ -37,10 +39,30 @@ export type Entry =
   | { type: 'turn'; id: string; agent: string; outcome: string }
   | { type: 'error'; id: string; text: string };
 
+/**
+ * The agent's plan, from `plan` updates and `State.plan` (a reload has only the latter, without the
+ * markdown). A plan that just ended is kept (state `normal`, `ended` from its status line) until
+ * the next one starts or the conversation changes.
+ */
 export interface PlanView {
-  state: string;
+  state: PlanInfo['state'];
+  ended?: 'completed' | 'rejected';
+  goal?: string;
+  scope?: string[];
+  planId?: string;
+  /** the plan object as the server keeps it (summary, approach, steps, …) */
+  plan?: Record<string, unknown>;
+  /** the server's rendering of the plan, with its live status: the canonical text */
   markdown?: string;
   completedSteps: string[];
+}
+
+export interface PlanStep {
+  id: string;
+  description: string;
+  files: string[];
+  verification: string;
+  status: 'done' | 'current' | 'pending';
 }
 
 /** The language server process, as the chat shows it (the composer gives way to `failed`). */
@@ -80,7 +102,9 @@ export type Action =
   | { type: 'server'; server: ServerView }
   /** shows a stored conversation (`modus/chat/history`) in place of the current entries */
   | { type: 'history'; conversationId: string; messages: HistoryMessage[] }
-  | { type: 'conversations'; conversations: ConversationSummary[] | null };
+  | { type: 'conversations'; conversations: ConversationSummary[] | null }
+  /** the todo list as `modus/todos/get` answers it (on start, so a reload shows it) */
+  | { type: 'todos'; todos: Todo[] };
 
 export function initialView(): ViewState {
   return {
@@ -117,6 +141,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         mode: { slug: action.state.mode.slug, name: action.state.mode.name },
         phase: action.state.phase,
         conversationId: view.conversationId ?? action.state.conversationId,
+        plan: fromPlanInfo(view.plan, action.state.plan),
       };
     case 'modes': {
       const next = { ...view, modes: action.modes.modes };
@@ -139,8 +164,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         conversationId: action.conversationId,
         entries: pendingApprovals(view),
         running: [],
-        plan: null,
-        todos: [],
+        plan: livePlan(view),
       };
     case 'sent':
       return { ...view, conversationId: action.result.conversationId };
@@ -152,6 +176,8 @@ export function reduce(view: ViewState, action: Action): ViewState {
       return { ...view, conversations: action.conversations };
     case 'history':
       return fromHistory(view, action.conversationId, action.messages);
+    case 'todos':
+      return { ...view, todos: action.todos };
   }
 }
 
@@ -166,7 +192,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
  * waiting for an answer stay, after the conversation.
  */
 function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[]): ViewState {
-  let next: ViewState = { ...view, conversationId, entries: [], running: [], plan: null, todos: [] };
+  let next: ViewState = { ...view, conversationId, entries: [], running: [], plan: livePlan(view) };
   const answers = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.metadata.toolCallId, m]));
   const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
   let mode: unknown; // the mode of the latest reply
@@ -239,6 +265,9 @@ function pendingApprovals(view: ViewState): Entry[] {
 }
 
 function applyUpdate(view: ViewState, u: Update): ViewState {
+  // The plan and the todos are the agent's, whatever conversation reports them.
+  if (u.kind === 'plan') return { ...view, plan: fromPlanUpdate(view.plan, u) };
+  if (u.kind === 'todos') return { ...view, todos: u.todos };
   // Mode and phase are the session's, whatever conversation reports them.
   if (u.kind === 'mode_changed') {
     const next = { ...view, mode: { slug: u.to, name: modeName(view, u.to) } };
@@ -298,12 +327,110 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
       if (view.entries.some((e) => e.id === id)) return patch(view, id, 'tool', () => entry);
       return push(view, entry);
     }
-    case 'plan':
-      return { ...view, plan: { state: u.state, markdown: u.markdown, completedSteps: u.completedSteps } };
-    case 'todos':
-      return { ...view, todos: u.todos };
   }
   return view;
+}
+
+/** The plan without an ended one: the agent's plan goes on in any conversation, an ended one is not. */
+function livePlan(view: ViewState): PlanView | null {
+  return view.plan?.state === 'normal' ? null : view.plan;
+}
+
+/**
+ * A `plan` update. It names no plan: goal, scope and id carry over from the plan shown unless
+ * this one is new (it starts after none, or after one that ended); the extension then reads them
+ * from `modus/state`.
+ */
+function fromPlanUpdate(prev: PlanView | null, u: PlanUpdate): PlanView {
+  const same = prev !== null && prev.state !== 'normal';
+  return {
+    ...(same ? { goal: prev.goal, scope: prev.scope, planId: prev.planId } : {}),
+    state: u.state,
+    ended: u.state === 'normal' ? endedAs(u.markdown) : undefined,
+    plan: u.plan,
+    markdown: u.markdown,
+    completedSteps: u.completedSteps,
+  };
+}
+
+/** `State.plan`: the plan as it is now. It has no markdown: the last update's is kept while it still holds. */
+function fromPlanInfo(prev: PlanView | null, info: PlanInfo): PlanView | null {
+  if (info.state === 'normal') return prev?.state === 'normal' ? prev : null;
+  const holds =
+    prev !== null &&
+    prev.state === info.state &&
+    (!prev.planId || prev.planId === info.planId) &&
+    prev.completedSteps.join('\n') === info.completedSteps.join('\n');
+  return {
+    state: info.state,
+    goal: info.goal,
+    scope: info.scope,
+    planId: info.planId,
+    plan: info.plan,
+    markdown: holds ? prev.markdown : undefined,
+    completedSteps: info.completedSteps,
+  };
+}
+
+/** How an ended plan ended, from its document's status line. */
+function endedAs(markdown: string | undefined): PlanView['ended'] {
+  const m = /^Status: (completed|rejected)\s*$/m.exec(markdown ?? '');
+  return m ? (m[1] as 'completed' | 'rejected') : undefined;
+}
+
+/** Whether the sidebar shows a plan card: a live plan, or one that just ended. */
+export function planShown(view: ViewState): boolean {
+  return view.plan !== null && (view.plan.state !== 'normal' || view.plan.ended !== undefined);
+}
+
+/**
+ * The plan's steps in the order they run (each after the steps it depends on, else the plan's
+ * order: the server's step_order), each done, current (the next one, while executing) or pending.
+ */
+export function planSteps(plan: PlanView): PlanStep[] {
+  const raw = Array.isArray(plan.plan?.steps) ? (plan.plan.steps as Record<string, unknown>[]) : [];
+  const text = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+  const list = (v: unknown) => (Array.isArray(v) ? v.map(text).filter(Boolean) : []);
+  const steps = raw
+    .filter((s) => s && typeof s === 'object')
+    .map((s) => ({ id: text(s.id), description: text(s.description), files: list(s.files), verification: text(s.verification), dependsOn: list(s.depends_on) }));
+  const ordered: typeof steps = [];
+  const placed = new Set<string>();
+  for (let pending = steps; ; ) {
+    const ready = pending.find((s) => s.dependsOn.every((d) => placed.has(d)));
+    if (!ready) {
+      ordered.push(...pending); // a cycle (not in a valid plan): the plan's order
+      break;
+    }
+    ordered.push(ready);
+    placed.add(ready.id);
+    pending = pending.filter((s) => s !== ready);
+  }
+  const done = new Set(plan.completedSteps);
+  const next = plan.state === 'executing' ? ordered.find((s) => !done.has(s.id) && s.dependsOn.every((d) => done.has(d))) : undefined;
+  return ordered.map(({ dependsOn: _, ...s }) => ({ ...s, status: done.has(s.id) ? 'done' : s.id === next?.id ? 'current' : 'pending' }));
+}
+
+/** The plan card's badge: drafting, pending approval, step k of n, all n steps done, completed, rejected. */
+export function planBadge(plan: PlanView): string {
+  if (plan.state === 'normal') return plan.ended ?? 'ended';
+  if (plan.state === 'planning') return 'drafting';
+  if (plan.state === 'awaiting_approval') return 'pending approval';
+  const steps = planSteps(plan);
+  const current = steps.findIndex((s) => s.status === 'current');
+  return current >= 0 ? `step ${current + 1} of ${steps.length}` : `all ${steps.length} steps done`;
+}
+
+/**
+ * The approvals shown inside the plan card: every pending one of kind `plan` (plan_exit's
+ * question, a relayed decision, a step change) while the card is shown. Once answered, an
+ * approval goes back to the tool card of the call it gated.
+ */
+export function planApprovals(view: ViewState): Extract<Entry, { type: 'approval' }>[] {
+  if (!planShown(view)) return [];
+  return view.entries.filter(
+    (e): e is Extract<Entry, { type: 'approval' }> => e.type === 'approval' && e.request.kind === 'plan' && e.status === 'pending',
+  );
 }
 
 function sameConversation(view: ViewState, conversationId: string): boolean {
@@ -374,7 +501,9 @@ function patch<T extends Entry['type']>(
 export function gatedApprovals(view: ViewState): Map<string, Extract<Entry, { type: 'approval' }>[]> {
   const tools = new Set(view.entries.filter((e) => e.type === 'tool').map((e) => e.id));
   const gated = new Map<string, Extract<Entry, { type: 'approval' }>[]>();
+  const inPlan = new Set<Entry>(planApprovals(view));
   for (const e of view.entries) {
+    if (inPlan.has(e)) continue;
     const host = e.type === 'approval' && e.request.toolCallId ? `tool:${e.request.toolCallId}` : '';
     if (e.type === 'approval' && tools.has(host)) gated.set(host, [...(gated.get(host) ?? []), e]);
   }

@@ -46,7 +46,10 @@ export function chatHtml(o: HtmlOptions): string {
   </span>
 </header>
 <div id="content">
-  <section id="plan" hidden></section>
+  <div id="panels">
+    <section id="plan" aria-label="Plan" hidden></section>
+    <details id="todos" open hidden><summary><span class="todos-title">Todos</span> <span class="todos-count"></span></summary><ul class="todo-list"></ul></details>
+  </div>
   <main id="log" aria-live="polite"></main>
   <section id="conversations" aria-label="Earlier conversations" hidden></section>
 </div>

@@ -1,7 +1,21 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
 import type { ConversationSummary } from '../protocol/generated';
-import { Action, Entry, gatedApprovals, initialView, modeName, reduce, splitFeedback, ViewState } from '../protocol/view';
+import {
+  Action,
+  Entry,
+  gatedApprovals,
+  initialView,
+  modeName,
+  planApprovals,
+  planBadge,
+  planShown,
+  planSteps,
+  reduce,
+  splitFeedback,
+  ViewState,
+} from '../protocol/view';
+import { Block, inlineCode, parseMarkdown, section } from './markdown';
 import type { FromWebview, ServerFix, ToWebview } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -17,6 +31,7 @@ const busy = $<HTMLElement>('busy');
 const cancel = $<HTMLButtonElement>('cancel');
 const historyButton = $<HTMLButtonElement>('history');
 const planBox = $<HTMLElement>('plan');
+const todosBox = $<HTMLDetailsElement>('todos');
 const listBox = $<HTMLElement>('conversations');
 const composer = $<HTMLFormElement>('composer');
 const input = $<HTMLTextAreaElement>('input');
@@ -191,10 +206,15 @@ function renderApproval(e: Extract<Entry, { type: 'approval' }>): HTMLElement {
     card.appendChild(el('div', 'switch', `${from} → ${modeName(view, r.to)}`));
   }
   if (r.reason) card.appendChild(el('div', 'reason', r.reason));
-  if (r.detail && r.detail !== r.reason) card.appendChild(diffBlock(r.detail));
+  const plan = r.kind === 'plan';
+  if (r.detail && r.detail !== r.reason) {
+    // a plan's text is its markdown document, open while the question is asked
+    card.appendChild(plan ? planDocument(r.detail, e.status === 'pending') : diffBlock(r.detail));
+  }
   if (e.status !== 'pending') {
+    const denied = plan ? 'Rejected' : 'Denied';
     const label =
-      e.status === 'approve' ? 'Approved' : e.status === 'deny' ? 'Denied' : e.status === 'revise' ? 'Revise' : 'Cancelled';
+      e.status === 'approve' ? 'Approved' : e.status === 'deny' ? denied : e.status === 'revise' ? 'Revise' : 'Cancelled';
     card.appendChild(el('div', `decision ${e.status}`, label + (e.feedback ? `: ${e.feedback}` : '')));
     return card;
   }
@@ -210,8 +230,9 @@ function renderApproval(e: Extract<Entry, { type: 'approval' }>): HTMLElement {
   };
   const buttons = el('div', 'buttons');
   buttons.appendChild(button('Approve', 'approve', () => answer('approve')));
-  buttons.appendChild(button('Deny', 'deny secondary', () => answer('deny')));
-  if (r.kind === 'plan') buttons.appendChild(button('Revise', 'revise secondary', () => answer('revise')));
+  buttons.appendChild(button(plan ? 'Reject' : 'Deny', 'deny secondary', () => answer('deny')));
+  // revise: keep planning with the feedback (a plan presented with plan_exit)
+  if (plan && r.tool === 'plan_exit') buttons.appendChild(button('Revise', 'revise secondary', () => answer('revise')));
   card.appendChild(buttons);
   return card;
 }
@@ -306,40 +327,151 @@ function renderServer() {
   serverBox.querySelector('.server-error')!.textContent = view.server.error ?? '';
 }
 
-function renderPlan() {
+/** Inline code spans as <code>, the rest as text. */
+function inline(parent: HTMLElement, text: string): HTMLElement {
+  for (const part of inlineCode(text)) parent.appendChild(part.code ? el('code', undefined, part.text) : document.createTextNode(part.text));
+  return parent;
+}
+
+const BOX = { true: '☑', false: '☐', undefined: '•' } as const;
+
+function markdownBlocks(blocks: Block[]): HTMLElement {
+  const out = el('div', 'md');
+  for (const b of blocks) {
+    if (b.type === 'heading') out.appendChild(inline(el(b.level <= 1 ? 'h3' : b.level === 2 ? 'h4' : 'h5', undefined), b.text));
+    else if (b.type === 'code') out.appendChild(el('pre', 'md-code', b.text));
+    else if (b.type === 'paragraph') out.appendChild(inline(el('p', undefined), b.text));
+    else {
+      const item = el('div', `md-item depth-${Math.min(b.depth, 3)}` + (b.checked ? ' checked' : ''));
+      item.append(el('span', 'md-mark', BOX[String(b.checked) as keyof typeof BOX]), inline(el('span', 'md-text'), b.text));
+      out.appendChild(item);
+    }
+  }
+  return out;
+}
+
+/** The plan's markdown, folded under "Plan document"; its title and status line are the card's. */
+function planDocument(markdown: string, open: boolean): HTMLDetailsElement {
+  const blocks = parseMarkdown(markdown).filter(
+    (b) => !(b.type === 'heading' && b.level === 1) && !(b.type === 'paragraph' && b.text.startsWith('Status: ')),
+  );
+  const doc = el('details', 'plan-doc', undefined, el('summary', undefined, 'Plan document'), markdownBlocks(blocks));
+  doc.open = open;
+  return doc;
+}
+
+const STEP_MARK = { done: '✓', current: '▶', pending: '○' } as const;
+/** The user's last fold of the plan document, for the plan and state it was made in. */
+let docFold: { key: string; open: boolean } | null = null;
+
+/**
+ * The plan card: goal, status badge, summary, the steps with their live status, how it ended,
+ * the approval that asks about it (placed by render) or, when none is asked, Approve / Reject,
+ * and the plan document.
+ */
+function renderPlan(asked: Extract<Entry, { type: 'approval' }>[]) {
   const plan = view.plan;
-  const todos = view.todos;
-  if ((!plan || plan.state === 'normal') && todos.length === 0) {
-    planBox.hidden = true;
+  planBox.hidden = !plan || !planShown(view);
+  if (!plan || planBox.hidden) {
     planBox.replaceChildren();
+    planBox.dataset.sig = '';
     return;
   }
-  planBox.hidden = false;
-  const parts: HTMLElement[] = [];
-  if (plan && plan.state !== 'normal') {
-    parts.push(el('div', 'plan-state', `Plan: ${plan.state.replace(/_/g, ' ')}`));
-    if (plan.markdown) parts.push(el('pre', 'plan-text', plan.markdown));
-  }
-  if (todos.length) {
-    const ul = el('ul', 'todos');
-    for (const t of todos) {
-      const mark = t.status === 'completed' ? '☑' : t.status === 'in_progress' ? '◐' : '☐';
-      ul.appendChild(el('li', `todo ${t.status}`, `${mark} ${t.content}`));
+  const sig = JSON.stringify([plan, asked.map((a) => a.id)]);
+  if (planBox.dataset.sig === sig) return;
+  planBox.dataset.sig = sig;
+  const state = plan.ended ?? plan.state;
+  planBox.className = `card plan-card state-${state}`;
+  const parts: HTMLElement[] = [
+    el(
+      'div',
+      'plan-head',
+      undefined,
+      el('span', 'plan-label', 'Plan'),
+      el('span', 'plan-goal', plan.goal ?? ''),
+      el('span', `plan-badge ${state}`, planBadge(plan)),
+    ),
+  ];
+  if (plan.state === 'planning' && plan.scope?.length) parts.push(el('div', 'plan-scope', `Scope: ${plan.scope.join(', ')}`));
+  const summary = plan.plan?.summary;
+  if (typeof summary === 'string' && summary) parts.push(inline(el('div', 'plan-summary'), summary));
+  const steps = planSteps(plan);
+  if (steps.length) {
+    const list = el('ol', 'plan-steps');
+    for (const s of steps) {
+      const item = el('li', `step ${s.status}`, undefined, el('span', 'step-mark', STEP_MARK[s.status]));
+      item.dataset.step = s.id;
+      item.title = s.verification ? `Verification: ${s.verification}` : '';
+      item.appendChild(inline(el('span', 'step-text', `${s.id}. `), s.description));
+      item.appendChild(el('span', 'sr', ` (${s.status})`));
+      list.appendChild(item);
     }
-    parts.push(ul);
+    parts.push(list);
+  }
+  const outcome = plan.ended && plan.markdown ? section(parseMarkdown(plan.markdown), 'Outcome') : [];
+  if (outcome.length) parts.push(markdownBlocks(outcome));
+  parts.push(el('div', 'plan-approvals'));
+  if (plan.state === 'awaiting_approval' && asked.length === 0) parts.push(planDecision());
+  if (plan.markdown && !asked.some((a) => a.request.detail === plan.markdown)) {
+    const key = `${plan.planId ?? ''}:${plan.state}`;
+    const doc = planDocument(plan.markdown, docFold?.key === key ? docFold.open : plan.state === 'awaiting_approval');
+    doc.addEventListener('toggle', () => (docFold = { key, open: doc.open }));
+    parts.push(doc);
   }
   planBox.replaceChildren(...parts);
 }
 
+/** Approve / Reject for a plan waiting for approval when no question is asked (after a reload). */
+function planDecision(): HTMLElement {
+  const box = el('div', 'plan-decision');
+  const feedback = el('textarea', 'feedback');
+  feedback.rows = 2;
+  feedback.placeholder = 'Feedback (optional)';
+  feedback.setAttribute('aria-label', 'Feedback');
+  const decide = (decision: 'approve' | 'reject') => {
+    const text = feedback.value.trim();
+    box.querySelectorAll('button').forEach((b) => (b.disabled = true));
+    post({ type: 'planDecision', decision, ...(text ? { feedback: text } : {}) });
+  };
+  const buttons = el('div', 'buttons');
+  buttons.append(button('Approve', 'approve', () => decide('approve')), button('Reject', 'deny secondary', () => decide('reject')));
+  box.append(feedback, buttons);
+  return box;
+}
+
+const TODO_MARK = { completed: '✓', in_progress: '▶', pending: '○' } as const;
+
+/** The todo list: ✓ done (struck through), ▶ in progress (bold), ○ pending; folds like any details. */
+function renderTodos() {
+  const todos = view.todos;
+  todosBox.hidden = todos.length === 0;
+  const sig = JSON.stringify(todos);
+  if (todosBox.dataset.sig === sig) return;
+  todosBox.dataset.sig = sig;
+  const done = todos.filter((t) => t.status === 'completed').length;
+  todosBox.querySelector('.todos-count')!.textContent = `${done} of ${todos.length} done`;
+  todosBox.querySelector('.todo-list')!.replaceChildren(
+    ...todos.map((t) => {
+      const item = el('li', `todo ${t.status}`, undefined, el('span', 'todo-mark', TODO_MARK[t.status] ?? '○'));
+      item.appendChild(el('span', 'todo-text', t.content));
+      if (t.priority === 'high') item.appendChild(el('span', 'todo-priority', '!')).title = 'high priority';
+      item.appendChild(el('span', 'sr', ` (${t.status.replace('_', ' ')})`));
+      return item;
+    }),
+  );
+}
+
 function render() {
+  const asked = planApprovals(view);
   renderHeader();
-  renderPlan();
+  renderPlan(asked);
+  renderTodos();
   renderList();
   renderServer();
   const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const keep = new Set<string>();
   const gated = gatedApprovals(view);
-  const inside = new Set<Entry>([...gated.values()].flat());
+  const inside = new Set<Entry>([...[...gated.values()].flat(), ...asked]);
   let prev: Element | null = null;
   for (const e of view.entries) {
     keep.add(e.id);
@@ -367,6 +499,12 @@ function render() {
       if (slot.children[i] !== node) slot.insertBefore(node, slot.children[i] ?? null);
     });
   }
+  // The approvals about the plan sit in its card while they are asked.
+  const planSlot = planBox.querySelector('.plan-approvals');
+  asked.forEach((a, i) => {
+    const node = rendered.get(a.id)!.el;
+    if (planSlot && planSlot.children[i] !== node) planSlot.insertBefore(node, planSlot.children[i] ?? null);
+  });
   for (const [id, r] of rendered) {
     if (!keep.has(id)) {
       r.el.remove();

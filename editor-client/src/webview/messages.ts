@@ -9,6 +9,8 @@ export type FromWebview =
   | { type: 'ready' }
   | { type: 'send'; text: string }
   | { type: 'approval'; id: string; decision: 'approve' | 'deny' | 'revise'; feedback?: string }
+  /** the plan card's own buttons, when no approval is asked (after a reload): modus/plan/approve|reject */
+  | { type: 'planDecision'; decision: 'approve' | 'reject'; feedback?: string }
   | { type: 'switchMode'; slug: string }
   | { type: 'cancel' }
   | { type: 'togglePhase' }

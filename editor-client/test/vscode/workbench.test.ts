@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { modusPython } from '../server';
-import { Workbench } from './workbench';
+import { QUIET_SETTINGS, Workbench } from './workbench';
 
 const SCRIPT = {
   turns: [
@@ -34,13 +34,7 @@ const screenshot = process.env.MODUS_WORKBENCH_SCREENSHOT;
 describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir || !vsix ? 'MODUS_CODE_SERVER_DIR and MODUS_VSIX are not set' : false }, () => {
   let wb: Workbench;
   const settings = (pythonPath: string) => ({
-    'files.autoSave': 'off', // the browser build autosaves; the extension must save by itself
-    'workbench.startupEditor': 'none',
-    'workbench.colorTheme': 'Default Dark Modern',
-    'workbench.secondarySideBar.defaultVisibility': 'hidden',
-    'chat.disableAIFeatures': true,
-    'security.workspace.trust.enabled': false,
-    'telemetry.telemetryLevel': 'off',
+    ...QUIET_SETTINGS, // autoSave off: the extension must save by itself
     'modus.pythonPath': pythonPath,
     'modus.models': { default: { provider: 'scripted', script: join(wb.workspace, '.script.json') } },
   });

@@ -12,6 +12,17 @@ import { CHROMIUM } from '../browser';
 /** The extension's id as VS Code knows it (`<publisher>.<name>`). */
 export const EXTENSION_ID = 'modus.modus';
 
+/** User settings that keep the workbench quiet and predictable in the tests (the browser build autosaves: off). */
+export const QUIET_SETTINGS = {
+  'files.autoSave': 'off',
+  'workbench.startupEditor': 'none',
+  'workbench.colorTheme': 'Default Dark Modern',
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'chat.disableAIFeatures': true,
+  'security.workspace.trust.enabled': false,
+  'telemetry.telemetryLevel': 'off',
+};
+
 export interface WorkbenchOptions {
   /** where scripts/code-server.sh installed it */
   codeServerDir: string;
@@ -199,6 +210,16 @@ export class Workbench {
     await input.fill(label);
     await this.page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor();
     await this.page.keyboard.press('Enter');
+  }
+
+  /**
+   * Opens the light bulb's menu with Ctrl+. and runs an action by its title. Ctrl+. asks for the
+   * actions of the selection as it is now; a click on the gutter bulb would show what was found
+   * for an earlier cursor position while the editor's debounced request is still on its way.
+   */
+  async codeAction(title: string): Promise<void> {
+    await this.page.keyboard.press('Control+.');
+    await this.page.locator('.action-widget .monaco-list-row.action', { hasText: title }).click();
   }
 
   /** The status bar item of the extension (the current mode). */
