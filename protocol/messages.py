@@ -211,6 +211,11 @@ class PlanUpdate(_UpdateBase):
     plan: Opt[dict[str, Any]] = None
     markdown: Opt[str] = None
     completed_steps: list[str] = Field(default_factory=list)
+    plan_id: Opt[str] = None
+    goal: Opt[str] = None
+    scope: Opt[list[str]] = None
+    #: the step being carried out (executing)
+    current_step: Opt[str] = None
 
 
 class TodosUpdate(_UpdateBase):

@@ -104,7 +104,16 @@ class Planner:
             self._write_file(row["id"], text)
         self.session.host.publish(
             PlanUpdate(
-                conversation_id=cid, agent=agent, state=state, plan=row["plan"], markdown=text, completed_steps=list(row["completed"])
+                conversation_id=cid,
+                agent=agent,
+                state=state,
+                plan=row["plan"],
+                markdown=text,
+                completed_steps=list(row["completed"]),
+                plan_id=row["id"],
+                goal=row["goal"],
+                scope=row["scope"],
+                current_step=row["current_step"] if state == "executing" else None,
             )
         )
         return text

@@ -111,3 +111,19 @@ async def test_bad_arguments_are_named(editor, started, argument, fragment):
         await editor.command(Command.START_IN_MODE, argument)
     assert refused.value.code == -32602 and fragment in refused.value.message
     assert (await editor.request(methods.STATE))["mode"]["slug"] == "code"  # nothing changed
+
+
+@pytest.mark.parametrize(
+    ("trigger", "titles"),
+    [
+        (lsp.CodeActionTriggerKind.Automatic, []),  # the cursor moved: no light bulb on every line
+        (lsp.CodeActionTriggerKind.Invoked, ["Plan a change here", "Explain this"]),  # the user asked
+    ],
+)
+async def test_an_empty_range_offers_the_plan_only_when_asked(editor, started, trigger, titles):
+    _, uri = started
+    cursor = lsp.Range(start=lsp.Position(line=3, character=4), end=lsp.Position(line=3, character=4))
+    params = lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), range=cursor, context=lsp.CodeActionContext(diagnostics=[], trigger_kind=trigger)
+    )
+    assert [a.title for a in await editor.client.text_document_code_action_async(params) or []] == titles

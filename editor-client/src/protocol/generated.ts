@@ -426,11 +426,15 @@ export interface PlanUpdate {
   agent?: string;
   completedSteps: string[];
   conversationId: string;
+  currentStep?: string;
+  goal?: string;
   kind: 'plan';
   markdown?: string;
   plan?: {
     [k: string]: unknown;
   };
+  planId?: string;
+  scope?: string[];
   state: 'normal' | 'planning' | 'awaiting_approval' | 'executing';
   taskId?: string;
 }

@@ -46,10 +46,13 @@ def register(server: "ModusServer") -> None:
 
 def actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri, rng = params.text_document.uri, params.range
-    found = [
-        _action(CODE_ACTION_PLAN_TITLE, CODE_ACTION_PLAN_KIND, Command.PLAN_SELECTION, {"uri": uri, "range": _wire(rng)}),
-        _action("Explain this", EXPLAIN_KIND, Command.START_IN_MODE, _start("ask", uri, rng, "Explain this code.")),
-    ]
+    found = []
+    # on a selection, or when the user asks (Ctrl+.): not a light bulb on every line the cursor visits
+    if rng.start != rng.end or params.context.trigger_kind == lsp.CodeActionTriggerKind.Invoked:
+        found += [
+            _action(CODE_ACTION_PLAN_TITLE, CODE_ACTION_PLAN_KIND, Command.PLAN_SELECTION, {"uri": uri, "range": _wire(rng)}),
+            _action("Explain this", EXPLAIN_KIND, Command.START_IN_MODE, _start("ask", uri, rng, "Explain this code.")),
+        ]
     for d in params.context.diagnostics:
         source = f" ({d.source})" if d.source else ""
         prompt = f"Fix this problem{source}: {d.message}"
