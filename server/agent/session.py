@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import asynccontextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, AsyncIterator
 
@@ -28,10 +29,11 @@ from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
 from . import conversations
 from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_result
-from ..plan.planner import Planner
+from ..plan import machine as plan_machine
 from .task import Task, build_task, enabled_tools
 
 if TYPE_CHECKING:
+    from ..plan.planner import Planner
     from ..state import StateStore
     from protocol import ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
 
@@ -114,7 +116,6 @@ class Session:
         if self.store.recovered is not None:
             host.show_message("warning", self.store.recovered.message())
         self.histories = Histories(self.store)
-        self.planner = Planner(self)
         self.cursors: dict[str, ScriptCursor] = {}
         self.tasks: dict[str, Task] = {}
         self._settle_until = 0.0
@@ -132,6 +133,13 @@ class Session:
         if not self.conversation_id:
             self._make_current(new_id("conv-"))
         self._close_interrupted_turns()
+
+    @cached_property
+    def planner(self) -> "Planner":
+        """The agents' plans (loaded with the first plan tool or plan request, not at start-up)."""
+        from ..plan.planner import Planner
+
+        return Planner(self)
 
     def _state_dir(self, settings: Settings) -> Path:
         """The user's stateDir, else `.modus/state`: a folder of the repository, which must not
@@ -376,7 +384,7 @@ class Session:
             conversation_id=self.conversation_id,
             yolo=self.settings.yolo,
             task=task.info(),
-            plan=self.planner.info(task.agent),
+            plan=plan_machine.plan_info(*self.store.current_plan(task.agent)),
         )
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:

@@ -96,6 +96,17 @@ def refusal(state: str, tool: str) -> str | None:
     return None
 
 
+def plan_info(state: str, row: dict | None):
+    """The plan as `State.plan` shows it: the state, and the plan's goal, scope, object and steps done."""
+    from protocol import PlanInfo
+
+    if row is None:
+        return PlanInfo(state=state)
+    return PlanInfo(
+        state=state, goal=row["goal"], scope=row["scope"], plan_id=row["id"], plan=row["plan"], completed_steps=list(row["completed"])
+    )
+
+
 def out_of_scope(scope: list[str] | None, paths: list[str]) -> str | None:
     """The first path outside the plan's scope (workspace-relative, '/' separated), or None.
     A scope entry is a file or a folder; an empty or absent scope allows everything."""

@@ -70,14 +70,7 @@ class Planner:
         return self.store.current_plan(agent)
 
     def info(self, agent: str) -> "PlanInfo":
-        from protocol import PlanInfo
-
-        state, row = self.current(agent)
-        if row is None:
-            return PlanInfo(state=state)
-        return PlanInfo(
-            state=state, goal=row["goal"], scope=row["scope"], plan_id=row["id"], plan=row["plan"], completed_steps=list(row["completed"])
-        )
+        return machine.plan_info(*self.current(agent))
 
     def markdown(self, row: dict[str, Any], state: str | None = None, outcome: str | None = None) -> str | None:
         m, md = _plans()
