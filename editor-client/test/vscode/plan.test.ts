@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { modusPython } from '../server';
-import { QUIET_SETTINGS, Workbench } from './workbench';
+import { QUIET_SETTINGS, steps, Workbench } from './workbench';
 
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
 const checklist = (...items: string[]) => ({ text: `<update_todo_list>\n<todos>\n${items.join('\n')}\n</todos>\n</update_todo_list>` });
@@ -84,18 +84,7 @@ describe('plan mode in a real VS Code (code-server)', { skip: !codeServerDir || 
   after(async () => {
     await wb?.stop();
   });
-  /** A step: when it fails, what the workbench showed is kept in its temporary folder. */
-  const step = (name: string, fn: () => Promise<void>) =>
-    it(name, async () => {
-      try {
-        await fn();
-      } catch (err) {
-        const path = join(wb.root, `failed-${name.slice(0, 40).replace(/\W+/g, '-')}.png`);
-        await wb.page?.screenshot({ path }).catch(() => undefined);
-        console.log(`# the workbench when it failed: ${path}`);
-        throw err;
-      }
-    });
+  const step = steps(() => wb);
 
   const chat = () => wb.chat;
   const card = () => wb.chat.locator('#plan');

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import { modusPython } from '../server';
-import { QUIET_SETTINGS, Workbench } from './workbench';
+import { QUIET_SETTINGS, steps, Workbench } from './workbench';
 
 const SCRIPT = {
   turns: [
@@ -45,18 +45,7 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     wb.writeSettings(settings(process.env.MODUS_BARE_PYTHON ?? 'python3'));
     await wb.start();
   });
-  /** A step: when it fails, what the workbench showed is kept in its temporary folder. */
-  const step = (name: string, fn: () => Promise<void>) =>
-    it(name, async () => {
-      try {
-        await fn();
-      } catch (err) {
-        const path = join(wb.root, `failed-${name.slice(0, 40).replace(/\W+/g, '-')}.png`);
-        await wb.page?.screenshot({ path }).catch(() => undefined);
-        console.log(`# the workbench when it failed: ${path}`);
-        throw err;
-      }
-    });
+  const step = steps(() => wb);
   after(async () => {
     await wb?.stop();
   });

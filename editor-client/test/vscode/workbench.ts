@@ -6,6 +6,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync,
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { it } from 'node:test';
 import { Browser, chromium, FrameLocator, Locator, Page } from 'playwright-core';
 import { CHROMIUM } from '../browser';
 
@@ -236,4 +237,21 @@ export class Workbench {
     await this.page.keyboard.press('Escape');
     return messages;
   }
+}
+
+/** `step(name, fn)`: a test of the scenario; when it fails, what the workbench showed is kept
+ * as a screenshot in its temporary folder (the path is printed). */
+export function steps(workbench: () => Workbench) {
+  return (name: string, fn: () => Promise<void>) =>
+    it(name, async () => {
+      try {
+        await fn();
+      } catch (err) {
+        const wb = workbench();
+        const path = join(wb.root, `failed-${name.slice(0, 40).replace(/\W+/g, '-')}.png`);
+        await wb.page?.screenshot({ path }).catch(() => undefined);
+        console.log(`# the workbench when it failed: ${path}`);
+        throw err;
+      }
+    });
 }
