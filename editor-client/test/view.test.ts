@@ -199,6 +199,11 @@ describe('history replay', () => {
     assert.deepEqual(lines(stored), ['user: plan it', 'assistant: The plan.\n\n- [ ] one', 'assistant: Halfway.']);
   });
 
+  it('shows a message with @-mentions as the user typed it', () => {
+    const view = history([msg('user', 'design the cache.', { typed: '@architect design the cache.' }), msg('user', 'plain')]);
+    assert.deepEqual(lines(view), ['user: @architect design the cache.', 'user: plain']);
+  });
+
   it('keeps the approvals still waiting for an answer when the entries are replaced', () => {
     const request = { kind: 'tool' as const, title: 'Write a?', detail: '' };
     let view = replay([

@@ -29,6 +29,7 @@ from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
 from . import conversations
 from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_result
+from ..agents import parse_user_message
 from ..plan import machine as plan_machine
 from .task import Task, build_task, enabled_tools
 
@@ -248,16 +249,13 @@ class Session:
         return next((a for a in self.settings.agents if a.name == name), None)
 
     def responder(self, conversation_id: str) -> str:
-        """Who answers a message that mentions nobody (SPEC §5)."""
-        names = [a.name for a in self.settings.agents]
-        last = self.store.last_speaker(conversation_id, names)
-        if last is not None:
-            return last
-        owner = self.store.conversation_owner(conversation_id)
-        if owner in names:
-            return owner
-        top = [a.name for a in self.settings.agents if a.top_level]
-        return (top or names)[0]
+        """Who answers a message that mentions nobody (SPEC §5): the last agent that spoke, the
+        conversation's owner, the first top-level agent, the first agent."""
+        from ..agents import default_responder
+
+        agents = self.settings.agents
+        last = self.store.last_speaker(conversation_id, [a.name for a in agents])
+        return default_responder(last, self.store.conversation_owner(conversation_id), agents) or agents[0].name
 
     # ------------------------------------------------------------ tasks
 
@@ -429,13 +427,22 @@ class Session:
         if params.conversation_id is not None:
             self._make_current(self._client_conversation(params.conversation_id), params.owner)
         cid = self.conversation_id
-        agent = self.responder(cid)
+        composed = parse_user_message(text, self.settings.agents, self.settings.members)
+        # the mentioned agents, in parallel, each with the whole message; none: the responder;
+        # a message made only of mentions starts nothing
+        targets = [] if composed.empty else (composed.agents or [self.responder(cid)])
         # a plan_mode_respond that waits for this answer (asked in PLAN: ACT now means the user switched)
         self.answer_waiting_call(cid, PLAN_REPLY_FOLLOWS if self.phase == "plan" else f"{PLAN_SWITCHED_TO_ACT} {PLAN_REPLY_FOLLOWS}")
-        message = self._add_user_message(cid, text, self.task_for(agent))
+        mentions = [protocol.Mention(raw=m.raw, kind=m.kind, name=m.name) for m in composed.mentions]
+        extra = {"typed": text, "mentions": [m.wire() for m in mentions]} if mentions else {}
+        lead = targets[0] if targets else self.responder(cid)
+        message = self._add_user_message(cid, composed.text if targets else text, self.task_for(lead), **extra)
         self.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=text))
-        await self._wake(cid, agent)
-        return protocol.ChatSendResult(conversation_id=cid, message_id=message.id, text=text, dispatched=[agent], mentions=[])
+        for agent in targets:
+            await self._wake(cid, agent)
+        return protocol.ChatSendResult(
+            conversation_id=cid, message_id=message.id, text=message.text, dispatched=targets, mentions=mentions
+        )
 
     async def tell(self, cid: str, agent: str, text: str) -> None:
         """Something the user did outside the chat (a plan decided from the palette), told to the

@@ -197,7 +197,9 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
   const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
   let mode: unknown; // the mode of the latest reply
   messages.forEach((m, i) => {
-    if (m.role === 'user') next = pushLocal(next, (id) => ({ type: 'user', id, text: m.text }));
+    // a message with @-mentions is shown as typed (the agents got it without them)
+    const typed = typeof m.metadata.typed === 'string' ? m.metadata.typed : m.text;
+    if (m.role === 'user') next = pushLocal(next, (id) => ({ type: 'user', id, text: typed }));
     else if (m.role === 'system') next = pushLocal(next, (id) => ({ type: 'system', id, text: m.text }));
     else if (m.role === 'tool') next = storedResult(next, m, mode);
     else {
