@@ -192,7 +192,7 @@ async def test_a_long_turn_reads_the_store_once(tmp_path, monkeypatch):
     monkeypatch.setattr(Store, "messages", lambda self, cid: reads.append(cid) or original(self, cid))
     async with running(tmp_path, turns, maxRequestsPerTurn=100) as session:
         assert await chat(session, "read it thirty times") == "completed"
-        history = session.histories.get(session.conversation_id).messages
+        history = session.histories.get(session.conversation_id, "modus").messages
         stored = original(session.store, session.conversation_id)
     assert reads == [session.conversation_id]
     assert len(history) == len(stored) == 1 + 31 + 30  # user, replies, results

@@ -35,20 +35,37 @@ def tool_result(call_id: str | None, name: str | None, error_type: str | None = 
 
 
 class ModelHistory:
-    """Native calls and their results stay paired (tool_use / tool_result); a call the model wrote
-    as XML gets its result back as user text, Roo style."""
+    """A conversation as one agent's model sees it. Native calls and their results stay paired
+    (tool_use / tool_result); a call the model wrote as XML gets its result back as user text, Roo
+    style. What other agents of the conversation said comes as quoted user text, without their
+    tool calls and results: agents run in parallel, and another's calls would break the pairing."""
 
-    def __init__(self, stored: Iterable[StoredMessage] = ()):
+    def __init__(self, stored: Iterable[StoredMessage] = (), agent: str | None = None):
+        self.agent = agent
         self.messages: list[ChatMessage] = []
         self._native: set[str] = set()
+        #: this agent's calls still without a result (None: every call is this agent's)
+        self._mine: set[str] | None = None if agent is None else set()
+        #: others' words said while this agent's native calls wait for results: they follow the
+        #: results (a provider wants the results right after the calls)
+        self._held: list[ChatMessage] = []
         for m in stored:
             self.append(m)
+
+    def _others(self, m: StoredMessage) -> bool:
+        return self.agent is not None and m.agent is not None and m.agent != self.agent
 
     def append(self, m: StoredMessage) -> None:
         if m.role == "user":
             env = m.metadata.get("environmentDetails")
             self.messages.append(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
+        elif m.role == "assistant" and self._others(m):
+            if m.text:
+                quote = ChatMessage("user", f"[{m.agent} said]\n{m.text}")
+                (self._held if self._native else self.messages).append(quote)
         elif m.role == "assistant":
+            if self._mine is not None:
+                self._mine.update(c["id"] for c in m.metadata.get("toolCalls", ()))
             calls = [c for c in m.metadata.get("toolCalls", ()) if c.get("native")]
             self._native.update(c["id"] for c in calls)
             requests = tuple(ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in calls)
@@ -57,10 +74,17 @@ class ModelHistory:
             )
         elif m.role == "tool":
             call_id, name = m.metadata.get("toolCallId"), m.metadata.get("name")
+            if self._mine is not None:
+                if call_id not in self._mine:
+                    return  # another agent's call
+                self._mine.discard(call_id)
             if call_id in self._native:
                 self._native.discard(call_id)
                 error = bool(m.metadata.get("isError"))
                 self.messages.append(ChatMessage("tool", m.text, tool_call_id=call_id, tool_name=name, is_error=error))
+                if not self._native and self._held:
+                    self.messages.extend(self._held)
+                    self._held.clear()
             else:
                 self.messages.append(ChatMessage("user", f"[{name}] Result:\n{m.text}"))
 
@@ -71,22 +95,24 @@ class Histories:
     def __init__(self, store: StateStore, capacity: int = LIVE_HISTORIES):
         self.store = store
         self.capacity = capacity
-        self._live: OrderedDict[str, ModelHistory] = OrderedDict()
+        self._live: OrderedDict[tuple[str, str | None], ModelHistory] = OrderedDict()
 
-    def get(self, conversation_id: str) -> ModelHistory:
-        history = self._live.get(conversation_id)
+    def get(self, conversation_id: str, agent: str | None = None) -> ModelHistory:
+        """The conversation as `agent` sees it (None: every message as the one speaker's)."""
+        key = (conversation_id, agent)
+        history = self._live.get(key)
         if history is None:
-            history = self._live[conversation_id] = ModelHistory(self.store.messages(conversation_id))
+            history = self._live[key] = ModelHistory(self.store.messages(conversation_id), agent)
             while len(self._live) > self.capacity:
                 self._live.popitem(last=False)
         else:
-            self._live.move_to_end(conversation_id)
+            self._live.move_to_end(key)
         return history
 
     def written(self, m: StoredMessage) -> None:
-        history = self._live.get(m.conversation_id)
-        if history is not None:
-            history.append(m)
+        for (cid, _), history in self._live.items():
+            if cid == m.conversation_id:
+                history.append(m)
 
     def __len__(self) -> int:
         return len(self._live)

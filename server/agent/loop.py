@@ -157,7 +157,7 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
 
     request = ModelRequest(
         system=task.prompt.text,
-        messages=tuple(turn.session.histories.get(turn.history_id).messages),
+        messages=tuple(turn.session.histories.get(turn.history_id, turn.agent).messages),
         tools=task.tool_schemas,
     )
     reply = await task.model.complete(request, on_text, turn.system)  # a retry's wait: a system message

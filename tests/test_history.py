@@ -1,0 +1,51 @@
+"""The conversation as each agent's model sees it, when several agents speak in it."""
+
+from __future__ import annotations
+
+from server.agent.history import ModelHistory
+from server.state import StoredMessage
+
+
+def msg(role: str, text: str, agent: str | None = None, **metadata) -> StoredMessage:
+    return StoredMessage(f"m{id(metadata)}{text}", "c1", role, text, agent, metadata)
+
+
+def call(call_id: str) -> dict:
+    return {"id": call_id, "name": "read_file", "arguments": {"path": "a"}, "native": True}
+
+
+# architect and coder ran in parallel: their calls and results interleave in the store
+STORED = [
+    msg("user", "design and build it"),
+    msg("assistant", "Reading first.", "architect", toolCalls=[call("a1")]),
+    msg("assistant", "Me too.", "coder", toolCalls=[call("c1")]),
+    msg("tool", "coder's result", None, toolCallId="c1", name="read_file", isError=False),
+    msg("tool", "architect's result", None, toolCallId="a1", name="read_file", isError=False),
+    msg("assistant", "The design.", "architect"),
+]
+
+
+def shape(history: ModelHistory) -> list[tuple[str, str, tuple[str, ...], str | None]]:
+    return [(m.role, m.text, tuple(c.id for c in m.tool_calls), m.tool_call_id) for m in history.messages]
+
+
+def test_each_agent_sees_its_own_calls_paired_and_the_others_quoted():
+    assert shape(ModelHistory(STORED, "architect")) == [
+        ("user", "design and build it", (), None),
+        ("assistant", "Reading first.", ("a1",), None),
+        ("tool", "architect's result", (), "a1"),  # right after its call: what coder said waits
+        ("user", "[coder said]\nMe too.", (), None),
+        ("assistant", "The design.", (), None),
+    ]
+    assert shape(ModelHistory(STORED, "coder")) == [
+        ("user", "design and build it", (), None),
+        ("user", "[architect said]\nReading first.", (), None),
+        ("assistant", "Me too.", ("c1",), None),
+        ("tool", "coder's result", (), "c1"),
+        ("user", "[architect said]\nThe design.", (), None),
+    ]
+
+
+def test_one_agent_sees_everything_as_before():
+    single = [m for m in STORED if m.agent != "coder" and m.metadata.get("toolCallId") != "c1"]
+    assert shape(ModelHistory(single, "architect")) == shape(ModelHistory(single))
