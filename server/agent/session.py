@@ -29,7 +29,6 @@ from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
 from . import conversations
 from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_result
-from ..agents import parse_user_message
 from ..plan import machine as plan_machine
 from .task import Task, build_task, enabled_tools
 
@@ -426,6 +425,8 @@ class Session:
             raise BadRequest(f"owner: unknown agent: {params.owner}")
         if params.conversation_id is not None:
             self._make_current(self._client_conversation(params.conversation_id), params.owner)
+        from ..agents import parse_user_message
+
         cid = self.conversation_id
         composed = parse_user_message(text, self.settings.agents, self.settings.members)
         # the mentioned agents, in parallel, each with the whole message; none: the responder;
