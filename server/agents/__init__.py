@@ -2,33 +2,26 @@
 messages, the default responder, the parser for an agent's prose and the wake guards. Nothing
 here knows the session, the store or the wire; see mentions.py and wakes.py for the rules."""
 
-from .mentions import (
-    AgentRef,
-    Composed,
-    MemberRef,
-    Mention,
-    ProseMentions,
-    Refusal,
-    default_responder,
-    parse_agent_prose,
-    parse_user_message,
-)
-from .wakes import Chain, TurnWakes, Wake, WakePolicy, refusal_message, wakes_after
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "AgentRef",
-    "Chain",
-    "Composed",
-    "MemberRef",
-    "Mention",
-    "ProseMentions",
-    "Refusal",
-    "TurnWakes",
-    "Wake",
-    "WakePolicy",
-    "default_responder",
-    "parse_agent_prose",
-    "parse_user_message",
-    "refusal_message",
-    "wakes_after",
-]
+#: Where each name lives; a submodule is loaded when one of its names is first used (the server
+#: answers its first request before it reads any mention).
+_NAMES = {
+    **dict.fromkeys(
+        ("AgentRef", "Composed", "MemberRef", "Mention", "ProseMentions", "Refusal", "parse_agent_prose", "parse_user_message"),
+        ".mentions",
+    ),
+    "default_responder": ".roster",
+    **dict.fromkeys(("Chain", "TurnWakes", "Wake", "WakePolicy", "refusal_message", "wakes_after"), ".wakes"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(module, __name__), name)
+
+
+__all__ = sorted(_NAMES)

@@ -59,20 +59,14 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Literal, Protocol, Sequence
 
+from .roster import AgentRef, default_responder  # noqa: F401 - default_responder: re-exported
+
 #: The most agents one turn of an agent can wake.
 MAX_MENTIONS_PER_TURN = 3
 AMBIGUOUS = "ambiguous"
 TOO_MANY = f"more than {MAX_MENTIONS_PER_TURN} mentions in one turn"
 
 
-class AgentRef(Protocol):
-    """An agent of the workspace, in configuration order (`protocol.AgentConfig` is one)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def top_level(self) -> bool: ...
 
 
 class MemberRef(Protocol):
@@ -306,16 +300,3 @@ def _inline_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 # ------------------------------------------------------------------ who answers
-
-def default_responder(last_speaker: str | None, owner: str | None, agents: Sequence[AgentRef]) -> str | None:
-    """Who answers a message that mentions no agent: the last agent that spoke in the
-    conversation, else its owner, else the first top-level agent, else the first agent (each
-    only while it is still configured). None only when no agent is configured."""
-    names = [a.name for a in agents]
-    for name in (last_speaker, owner):
-        if name is not None and name in names:
-            return name
-    top = [a.name for a in agents if a.top_level]
-    if top:
-        return top[0]
-    return names[0] if names else None
