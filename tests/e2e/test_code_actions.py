@@ -118,6 +118,7 @@ async def test_bad_arguments_are_named(editor, started, argument, fragment):
     [
         (lsp.CodeActionTriggerKind.Automatic, []),  # the cursor moved: no light bulb on every line
         (lsp.CodeActionTriggerKind.Invoked, ["Plan a change here", "Explain this"]),  # the user asked
+        (None, ["Plan a change here", "Explain this"]),  # a client that does not say
     ],
 )
 async def test_an_empty_range_offers_the_plan_only_when_asked(editor, started, trigger, titles):

@@ -47,8 +47,9 @@ def register(server: "ModusServer") -> None:
 def actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri, rng = params.text_document.uri, params.range
     found = []
-    # on a selection, or when the user asks (Ctrl+.): not a light bulb on every line the cursor visits
-    if rng.start != rng.end or params.context.trigger_kind == lsp.CodeActionTriggerKind.Invoked:
+    # on a selection, or when asked (Ctrl+., or a client that does not say): not a light bulb on
+    # every line the cursor visits (VS Code asks then with triggerKind Automatic)
+    if rng.start != rng.end or params.context.trigger_kind != lsp.CodeActionTriggerKind.Automatic:
         found += [
             _action(CODE_ACTION_PLAN_TITLE, CODE_ACTION_PLAN_KIND, Command.PLAN_SELECTION, {"uri": uri, "range": _wire(rng)}),
             _action("Explain this", EXPLAIN_KIND, Command.START_IN_MODE, _start("ask", uri, rng, "Explain this code.")),
