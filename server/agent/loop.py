@@ -24,6 +24,7 @@ from .history import tool_result
 from .task import Task
 
 if TYPE_CHECKING:
+    from ..agents import Chain
     from .session import Session
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,8 @@ class Turn:
     open_calls: list[ToolCallRequest] = field(default_factory=list)
     #: The tool called last in this turn (act_mode_respond may not follow itself).
     last_tool: str | None = None
+    #: What the agent wrote in this turn (its mentions wake other agents when it completes).
+    said: list[str] = field(default_factory=list)
 
     def publish(self, update_cls, **fields) -> None:
         task = self.session.tasks.get(self.agent)
@@ -63,16 +66,29 @@ class Turn:
         self.publish(MessageUpdate, turn_id=self.turn_id, role="system", text=text)
 
 
-async def run_turn(session: "Session", conversation_id: str, agent: str) -> str:
-    """One agent turn in a conversation; returns its outcome (also sent as `turn_ended`)."""
+async def run_turn(
+    session: "Session", conversation_id: str, agent: str, chain: "Chain | None" = None, woken_by: str | None = None
+) -> str:
+    """One agent turn in a conversation; returns its outcome (also sent as `turn_ended`). A turn
+    that completes wakes the agents its text names, within the guards of its chain."""
+    from ..agents import Chain, wakes_after
+
+    chain = chain or Chain.start([agent])
     turn = Turn(session, conversation_id, conversation_id, agent, new_id("turn-"))
     session.store.start_turn(turn.turn_id, conversation_id, agent)
-    turn.publish(TurnStarted, turn_id=turn.turn_id)
+    turn.publish(TurnStarted, turn_id=turn.turn_id, woken_by=woken_by)
     outcome = "failed"
+    wakes = []
     try:
         stop = lambda: session.cancel(conversation_id)  # noqa: E731 - the user cancels from the progress UI
         async with session.host.progress(f"Modus: {agent} is working", on_cancel=stop):
             outcome, _ = await run_loop(turn)
+        after = wakes_after(
+            outcome, "\n\n".join(turn.said), agents=session.settings.agents, self_name=agent, chain=chain, policy=session.wake_policy
+        )
+        if after.message:
+            turn.system(after.message)
+        wakes = after.wakes
     except anyio.get_cancelled_exc_class():
         outcome = "cancelled"
         _close_open_calls(turn, CANCELLED)
@@ -85,6 +101,8 @@ async def run_turn(session: "Session", conversation_id: str, agent: str) -> str:
     finally:
         session.store.end_turn(turn.turn_id, outcome)
         turn.publish(TurnEnded, turn_id=turn.turn_id, outcome=outcome)
+    for wake in wakes:
+        await session._wake(conversation_id, wake.to, chain, woken_by=wake.by)
     return outcome
 
 
@@ -179,6 +197,7 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
         metadata["providerState"] = reply.state
     turn.record("assistant", visible, **metadata)
     if visible:
+        turn.said.append(visible)
         turn.publish(MessageUpdate, turn_id=turn.turn_id, role="assistant", text=visible)
     return calls
 

@@ -33,6 +33,7 @@ from ..plan import machine as plan_machine
 from .task import Task, build_task, enabled_tools
 
 if TYPE_CHECKING:
+    from ..agents import Chain, WakePolicy
     from ..plan.planner import Planner
     from ..state import StateStore
     from protocol import ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
@@ -58,6 +59,8 @@ class ConversationRuntime:
         self.id = conversation_id
         self.running: dict[str, anyio.CancelScope] = {}
         self.pending: set[str] = set()
+        #: why each agent runs next: the chain of the user message behind it, and who woke it
+        self.reasons: dict[str, tuple["Chain | None", str | None]] = {}
         self._tg: TaskGroup | None = None
         self._queued: list[str] = []
 
@@ -72,7 +75,9 @@ class ConversationRuntime:
             self._tg = None
             self.session._released(self)
 
-    def wake(self, agent: str) -> None:
+    def wake(self, agent: str, chain: "Chain | None" = None, woken_by: str | None = None) -> None:
+        if chain is not None or agent not in self.reasons:
+            self.reasons[agent] = (chain, woken_by)
         if agent in self.running:
             self.pending.add(agent)  # it runs again once its current turn ends
         elif self._tg is None:
@@ -87,7 +92,8 @@ class ConversationRuntime:
         try:
             with scope:
                 while True:
-                    await run_turn(self.session, self.id, agent)
+                    chain, woken_by = self.reasons.pop(agent, (None, None))
+                    await run_turn(self.session, self.id, agent, chain, woken_by)
                     if agent not in self.pending:
                         break
                     self.pending.discard(agent)
@@ -439,8 +445,11 @@ class Session:
         lead = targets[0] if targets else self.responder(cid)
         message = self._add_user_message(cid, composed.text if targets else text, self.task_for(lead), **extra)
         self.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=text))
+        from ..agents import Chain
+
+        chain = Chain.start(targets)
         for agent in targets:
-            await self._wake(cid, agent)
+            await self._wake(cid, agent, chain)
         return protocol.ChatSendResult(
             conversation_id=cid, message_id=message.id, text=message.text, dispatched=targets, mentions=mentions
         )
@@ -495,8 +504,9 @@ class Session:
         env = self._environment(task.mode, task.phase, task.agent)
         return self.add_message(StoredMessage(new_id("msg-"), cid, "user", text, None, {"environmentDetails": env, **metadata}))
 
-    async def _wake(self, cid: str, agent: str) -> None:
-        """Start (or queue) the agent's turn in the conversation's runtime, made when needed."""
+    async def _wake(self, cid: str, agent: str, chain: "Chain | None" = None, woken_by: str | None = None) -> None:
+        """Start (or queue) the agent's turn in the conversation's runtime, made when needed;
+        `chain`: what the user message behind it started, `woken_by`: the agent that named it."""
         runtime = self._conversations.get(cid)
         if runtime is None:
             if self._tg is None:  # the session's task group is about to start
@@ -506,7 +516,14 @@ class Session:
             assert self._tg is not None
             runtime = self._conversations[cid] = ConversationRuntime(self, cid)
             self._tg.start_soon(runtime.serve)
-        runtime.wake(agent)
+        runtime.wake(agent, chain, woken_by)
+
+    @cached_property
+    def wake_policy(self) -> "WakePolicy":
+        """The wake guards; one per session: the rate limit spans chains and conversations."""
+        from ..agents import WakePolicy
+
+        return WakePolicy()
 
     def _released(self, runtime: ConversationRuntime) -> None:
         if self._conversations.get(runtime.id) is runtime:

@@ -3,6 +3,8 @@ reports, what the agents see, and agents running in parallel in one conversation
 
 from __future__ import annotations
 
+import asyncio
+
 import yaml
 
 from protocol import methods
@@ -66,3 +68,39 @@ async def test_a_message_of_mentions_only_starts_nothing(editor, workspace):
     assert sent["dispatched"] == [] and sent["mentions"] == [{"raw": "@coder", "kind": "agent", "name": "coder"}]
     assert editor.of_kind("turn_started") == []
     assert [u["text"] for u in editor.of_kind("message")] == ["@coder"]
+
+
+async def test_an_agent_wakes_another_by_name_and_a_chain_never_loops(editor, workspace):
+    await editor.start(
+        {
+            "agents": [
+                {"name": "architect", "model": agent_script(workspace, "architect", {"text": "Designed. @coder please build it; `@reviewer` is in code."})},
+                {"name": "coder", "model": agent_script(workspace, "coder", {"text": "Built it. @architect have a look."})},
+                {"name": "reviewer", "model": agent_script(workspace, "reviewer", {"text": "Never asked."})},
+            ]
+        }
+    )
+    await editor.request(methods.CHAT_SEND, {"text": "@architect design the cache"})
+    await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 2)
+    started = [(u["agent"], u.get("wokenBy")) for u in editor.of_kind("turn_started")]
+    assert started == [("architect", None), ("coder", "architect")]  # a mention in backticks wakes no one
+    refused = [u["text"] for u in editor.of_kind("message") if u["role"] == "system"]
+    assert len(refused) == 1 and "@architect" in refused[0] and "already in this chain" in refused[0]
+    await asyncio.sleep(0.2)
+    assert len(editor.of_kind("turn_started")) == 2  # no A → B → A
+
+
+async def test_a_turn_that_does_not_complete_wakes_no_one(editor, workspace):
+    await editor.start(
+        {
+            "agents": [
+                {"name": "architect", "model": agent_script(workspace, "architect", {"text": "@coder go", "toolCalls": [{"name": "ask_followup_question", "arguments": {"question": "Which cache?"}}]})},
+                {"name": "coder", "model": agent_script(workspace, "coder", {"text": "Never asked."})},
+            ]
+        }
+    )
+    await editor.request(methods.CHAT_SEND, {"text": "@architect design the cache"})
+    await editor.wait_for(lambda: editor.of_kind("turn_ended"))
+    assert editor.of_kind("turn_ended")[0]["outcome"] == "awaiting_user"
+    await asyncio.sleep(0.2)
+    assert [u["agent"] for u in editor.of_kind("turn_started")] == ["architect"]
