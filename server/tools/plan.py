@@ -4,7 +4,7 @@ each tool may run are checked by the gate from the plan machine's table."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import field_validator
 
@@ -72,16 +72,18 @@ class PlanModifyParams(Params):
     _files = field_validator("new_files", mode="before")(lambda cls, v: _listed(v))
 
 
-def _done(text: str) -> Prepared:
+def _later(act: Callable[[], str]) -> Prepared:
+    """A plan change made when the call runs (past every stage of the gate), not while it is checked."""
+
     async def run() -> Outcome:
-        return Outcome(text)
+        return Outcome(act())
 
     return Prepared(run)
 
 
 async def _enter(ctx: ToolContext, p: PlanEnterParams, paths: list[WorkspacePath]) -> Prepared:
     scope = [ctx.workspace.resolve(s).rel for s in p.scope or ()] or None  # outside the workspace: refused here
-    return _done(ctx.session.planner.enter(ctx.agent, ctx.conversation_id, p.goal, scope))
+    return _later(lambda: ctx.session.planner.enter(ctx.agent, ctx.conversation_id, p.goal, scope))
 
 
 async def _exit(ctx: ToolContext, p: PlanExitParams, paths: list[WorkspacePath]) -> Prepared:
@@ -95,7 +97,7 @@ async def _exit(ctx: ToolContext, p: PlanExitParams, paths: list[WorkspacePath])
 
 
 async def _status(ctx: ToolContext, p: NoParams, paths: list[WorkspacePath]) -> Prepared:
-    return _done(ctx.session.planner.status(ctx.agent))
+    return _later(lambda: ctx.session.planner.status(ctx.agent))
 
 
 def _relay(decision: str):
@@ -110,11 +112,11 @@ def _relay(decision: str):
 
 
 async def _step_complete(ctx: ToolContext, p: PlanStepCompleteParams, paths: list[WorkspacePath]) -> Prepared:
-    return _done(ctx.session.planner.step_complete(ctx.agent, ctx.conversation_id, p.step_id, p.verification_result))
+    return _later(lambda: ctx.session.planner.step_complete(ctx.agent, ctx.conversation_id, p.step_id, p.verification_result))
 
 
 async def _complete(ctx: ToolContext, p: PlanCompleteParams, paths: list[WorkspacePath]) -> Prepared:
-    return _done(ctx.session.planner.complete(ctx.agent, ctx.conversation_id, p.summary, p.deviations))
+    return _later(lambda: ctx.session.planner.complete(ctx.agent, ctx.conversation_id, p.summary, p.deviations))
 
 
 async def _modify(ctx: ToolContext, p: PlanModifyParams, paths: list[WorkspacePath]) -> Prepared:

@@ -79,6 +79,9 @@ async def test_a_plan_from_enter_to_complete(editor, workspace):
     assert approval["kind"] == "plan" and approval["title"] == "Approve the plan: Add --shout?"
     assert "Status: pending approval" in approval["detail"] and "Add the flag" in approval["detail"]
     assert plan_states(editor) == ["planning", "awaiting_approval", "executing", "executing", "executing", "normal"]
+    # the plan changes when plan_enter runs, after the gate's checks: its `running` comes first
+    kinds = [(u["kind"], u.get("name"), u.get("status")) for u in editor.updates if u["kind"] in ("tool_call", "plan")]
+    assert kinds.index(("tool_call", "plan_enter", "running")) < kinds.index(("plan", None, None))
     assert [(u["from"], u["to"]) for u in editor.of_kind("phase_changed")] == [("act", "plan"), ("plan", "act")]
     assert editor.of_kind("plan")[3]["completedSteps"] == ["1"]
     assert (workspace / "src" / "app.py").read_text() == "print('HI')\n"
