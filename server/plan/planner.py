@@ -19,6 +19,8 @@ import anyio
 
 from ..errors import BadRequest, InvalidParams
 from . import machine
+from .markdown import render
+from .model import Plan, PlanInvalid, as_step_id, next_step, parse_plan, undone
 
 if TYPE_CHECKING:
     from protocol import ApprovalResponse, PlanInfo
@@ -26,13 +28,6 @@ if TYPE_CHECKING:
     from ..agent.session import Session
 
 log = logging.getLogger(__name__)
-
-def _plans():
-    """The plan object and its markdown: loaded with the first plan, not at start-up."""
-    from . import markdown, model
-
-    return model, markdown
-
 
 #: The most characters of a step's verification output kept with the plan.
 MAX_VERIFICATION = 4000
@@ -73,11 +68,10 @@ class Planner:
         return machine.plan_info(*self.current(agent))
 
     def markdown(self, row: dict[str, Any], state: str | None = None, outcome: str | None = None) -> str | None:
-        m, md = _plans()
         if row["plan"] is None:
             return None
-        return md.render(
-            m.Plan.model_validate(row["plan"]),
+        return render(
+            Plan.model_validate(row["plan"]),
             plan_id=row["id"],
             goal=row["goal"],
             state=state or row["state"],
@@ -160,12 +154,11 @@ class Planner:
         )
 
     async def exit(self, agent: str, cid: str, value: Any, call_id: str | None) -> str:
-        m, _ = _plans()
         state, row = self.current(agent)
         assert row is not None and state == "planning"
         try:
-            plan = m.parse_plan(value)
-        except m.PlanInvalid as exc:
+            plan = parse_plan(value)
+        except PlanInvalid as exc:
             raise InvalidParams(str(exc)) from None
         row = self._move(agent, row, "exit", plan=plan.model_dump(mode="json"), feedback=None)
         text = self._announce(agent, cid, row, "awaiting_approval")
@@ -182,8 +175,7 @@ class Planner:
         if row["scope"]:
             lines.append(f"Scope (reads stay inside): {', '.join(row['scope'])}")
         if state == "executing" and row["plan"] is not None:
-            m, _ = _plans()
-            plan = m.Plan.model_validate(row["plan"])
+            plan = Plan.model_validate(row["plan"])
             for step in plan.steps:
                 mark = "x" if step.id in row["completed"] else ("-" if step.id == row["current_step"] else " ")
                 lines.append(f"- [{mark}] {step.id}. {step.description}")
@@ -192,7 +184,6 @@ class Planner:
         return "\n".join(lines)
 
     def status(self, agent: str) -> str:
-        m, _ = _plans()
         state, row = self.current(agent)
         if row is None:
             return f"No plan is active (state {state}). Call plan_enter(goal, scope?) to start one."
@@ -201,7 +192,7 @@ class Planner:
         if row["scope"]:
             lines.append(f"Scope: {', '.join(row['scope'])}")
         if row["plan"] is not None:
-            plan = m.Plan.model_validate(row["plan"])
+            plan = Plan.model_validate(row["plan"])
             lines.append(f"Steps done: {len(done)} of {len(plan.steps)}" + (f" ({', '.join(done)})" if done else ""))
             if state == "executing" and row["current_step"]:
                 lines.append(f"Current step: {row['current_step']}: {plan.step(row['current_step']).description}")
@@ -226,15 +217,14 @@ class Planner:
         return self.decide(agent, cid, ApprovalResponse(decision="approve" if verb == "approve" else "deny", feedback=feedback))
 
     def step_complete(self, agent: str, cid: str, step_id: Any, verification: str) -> str:
-        m, _ = _plans()
         _, row = self.current(agent)
         assert row is not None
-        plan = m.Plan.model_validate(row["plan"])
-        sid = m.as_step_id(step_id)
+        plan = Plan.model_validate(row["plan"])
+        sid = as_step_id(step_id)
         if sid is None or plan.step(sid) is None:
             raise InvalidParams(f"step_id: the plan has no step {step_id!r}; its steps are {', '.join(s.id for s in plan.steps)}.")
         completed = {**row["completed"], sid: verification[:MAX_VERIFICATION]}
-        following = m.next_step(plan, completed)
+        following = next_step(plan, completed)
         row = self._move(agent, row, "step_complete", completed=completed, current_step=following)
         self._announce(agent, cid, row, "executing")
         done = f"Step {sid} is done ({len(completed)} of {len(plan.steps)})."
@@ -243,11 +233,10 @@ class Planner:
         return f"{done} Next: step {following}: {plan.step(following).description}"
 
     def complete(self, agent: str, cid: str, summary: str, deviations: list[str] | None) -> str:
-        m, _ = _plans()
         _, row = self.current(agent)
         assert row is not None
-        plan = m.Plan.model_validate(row["plan"])
-        left = m.undone(plan, row["completed"])
+        plan = Plan.model_validate(row["plan"])
+        left = undone(plan, row["completed"])
         outcome = summary + "".join(f"\n- Deviation: {d}" for d in deviations or ())
         row = self._move(agent, row, "complete", state="completed", feedback=outcome)
         self._announce(agent, cid, row, "normal", shown="completed", outcome=outcome)
@@ -257,21 +246,20 @@ class Planner:
         return "The plan is complete: every step is done."
 
     async def modify(self, agent: str, cid: str, step_id: Any, reason: str, changes: dict[str, Any], call_id: str | None) -> str:
-        m, _ = _plans()
         _, row = self.current(agent)
         assert row is not None
         data = dict(row["plan"])
-        sid = m.as_step_id(step_id)
+        sid = as_step_id(step_id)
         steps = [dict(s) for s in data["steps"]]
         found = next((s for s in steps if s["id"] == sid), None)
         if found is None:
             raise InvalidParams(f"step_id: the plan has no step {step_id!r}; its steps are {', '.join(s['id'] for s in steps)}.")
         found.update({k: v for k, v in changes.items() if v is not None})
         try:
-            plan = m.parse_plan({**data, "steps": steps})
-        except m.PlanInvalid as exc:
+            plan = parse_plan({**data, "steps": steps})
+        except PlanInvalid as exc:
             raise InvalidParams("The changed plan is invalid: " + "; ".join(exc.problems)) from None
-        before = m.Plan.model_validate(row["plan"]).step(sid)
+        before = Plan.model_validate(row["plan"]).step(sid)
         detail = f"Reason: {reason}\n\nBefore: {before.description}\nAfter: {found['description']}"
         answer = (await self.ask(agent, f"Change step {sid} of the plan?", detail, "plan_modify", call_id)).response
         if answer.decision != "approve":
@@ -311,13 +299,12 @@ class Planner:
 
     def decide(self, agent: str, cid: str, answer: "ApprovalResponse") -> str:
         """Apply the user's answer to a plan waiting for approval; the text the model gets."""
-        m, _ = _plans()
         _, row = self.current(agent)
         assert row is not None
         feedback = answer.feedback.strip() if answer.feedback and answer.feedback.strip() else None
         if answer.decision == "approve":
-            plan = m.Plan.model_validate(row["plan"])
-            first = m.next_step(plan, row["completed"])
+            plan = Plan.model_validate(row["plan"])
+            first = next_step(plan, row["completed"])
             row = self._move(agent, row, "approve", current_step=first, feedback=feedback)
             self._phase(agent, cid, "executing", "user")
             self._announce(agent, cid, row, "executing")
