@@ -107,7 +107,8 @@ describe('plan mode in a real VS Code (code-server)', { skip: !codeServerDir || 
       (y) => [...document.querySelectorAll('.monaco-editor [class*="codicon-gutter-lightbulb"]')].some((b) => Math.abs(b.getBoundingClientRect().y - y) < 4),
       line.y,
     ); // the light bulb, on the selection's first line
-    await wb.codeAction('Plan a change here');
+    const offered = await wb.codeAction('Plan a change here');
+    assert.ok(offered.some((t) => t.includes('Explain this')), `the light bulb offers Explain this too: ${offered}`);
     await badge('drafting');
     const modus = wb.page.locator('.activitybar .action-item', { has: wb.page.locator('a[aria-label="Modus"]') });
     assert.match((await modus.getAttribute('class')) ?? '', /\bchecked\b/, 'the Modus sidebar is shown');

@@ -218,9 +218,14 @@ export class Workbench {
    * actions of the selection as it is now; a click on the gutter bulb would show what was found
    * for an earlier cursor position while the editor's debounced request is still on its way.
    */
-  async codeAction(title: string): Promise<void> {
+  /** Opens the code actions of the selection (Ctrl+.) and picks one; returns every title offered. */
+  async codeAction(title: string): Promise<string[]> {
     await this.page.keyboard.press('Control+.');
-    await this.page.locator('.action-widget .monaco-list-row.action', { hasText: title }).click();
+    const rows = this.page.locator('.action-widget .monaco-list-row.action');
+    await rows.filter({ hasText: title }).waitFor();
+    const offered = (await rows.allTextContents()).map((t) => t.trim());
+    await rows.filter({ hasText: title }).click();
+    return offered;
   }
 
   /** The status bar item of the extension (the current mode). */
