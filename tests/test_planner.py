@@ -3,6 +3,8 @@ model gets (SPEC §4). The states and refusals themselves are rows in test_plan_
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from helpers import call_tool, running
@@ -124,3 +126,20 @@ async def test_yolo_approves_the_plan_without_asking(tmp_path):
     async with running(tmp_path, host=host, yolo=True) as session:
         await executing(session)
     assert host.approvals == []
+
+
+async def test_each_plan_update_goes_out_after_its_change_is_committed(tmp_path):
+    seen = []
+
+    class Watching(MemoryHost):
+        def publish(self, update) -> None:
+            if update.kind == "plan":  # what a second connection to the database reads right then
+                db = sqlite3.connect(tmp_path / ".modus" / "state" / "modus.sqlite3")
+                seen.append((update.state, db.execute("SELECT state FROM plan_state").fetchone()[0]))
+                db.close()
+            super().publish(update)
+
+    async with running(tmp_path, host=Watching()) as session:
+        await executing(session)
+        await call_tool(session, "plan_step_complete", step_id="1", verification_result="ok")
+    assert seen == [("planning", "planning"), ("awaiting_approval", "awaiting_approval"), ("executing", "executing"), ("executing", "executing")]
