@@ -73,6 +73,28 @@ class Mention(Wire):
     name: str
 
 
+class AgentInfo(Wire):
+    name: str
+    top_level: bool
+    #: the mode the agent's next turn runs in
+    mode: str
+    #: "settings" (initializationOptions or a settings file) or "workspace" (.modus/agents.yaml)
+    source: Literal["settings", "workspace"]
+    model: Opt[str] = None
+    instructions: Opt[str] = None
+
+
+class MemberInfo(Wire):
+    handle: str
+    name: str
+
+
+class AgentsListResult(Wire):
+    #: in configuration order (the order prefixes are matched in)
+    agents: list[AgentInfo]
+    members: list[MemberInfo]
+
+
 class ChatSendResult(Wire):
     conversation_id: str
     message_id: str

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .names import *  # noqa: F401,F403
 from .names import (
+    AGENTS_LIST,
     CHAT_CANCEL,
     CHAT_HISTORY,
     CHAT_LIST,
@@ -56,4 +57,5 @@ REQUESTS: dict[str, Request] = {
     PLAN_APPROVE: Request("PlanDecisionParams", "State"),
     PLAN_REJECT: Request("PlanDecisionParams", "State"),
     TODOS_GET: Request("TodosGetParams", "TodosGetResult"),
+    AGENTS_LIST: Request("EmptyParams", "AgentsListResult"),
 }

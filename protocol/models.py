@@ -122,6 +122,8 @@ class AgentConfig(Input):
     top_level: bool = True
     model: Opt[Model] = None
     instructions: Opt[str] = None
+    #: The mode the agent starts in (a slug); by default the workspace's last mode.
+    mode: Opt[str] = None
 
 
 class Member(Input):

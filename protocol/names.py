@@ -17,6 +17,7 @@ PROMPT_GET = "modus/prompt/get"
 PLAN_APPROVE = "modus/plan/approve"
 PLAN_REJECT = "modus/plan/reject"
 TODOS_GET = "modus/todos/get"
+AGENTS_LIST = "modus/agents/list"
 
 # server -> client
 UPDATE = "modus/update"

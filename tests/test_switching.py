@@ -66,7 +66,7 @@ async def test_denied_switch_keeps_the_mode_and_task(tmp_path):
         assert result.error.type == "Denied"
         assert result.text == "The user denied this operation.\n<feedback>\nstay here\n</feedback>"
         assert session.task_for("modus").id == before
-        assert session.mode_slug == "code" and host.of_kind("mode_changed") == []
+        assert session.mode_of("modus").slug == "code" and host.of_kind("mode_changed") == []
 
 
 async def test_auto_approved_mode_switch_asks_nothing(tmp_path):
@@ -147,7 +147,7 @@ async def test_restart_restores_mode_and_conversation(tmp_path):
     first.close()
     second = make_session(tmp_path)
     try:
-        assert second.mode_slug == "debug" and second.conversation_id == conversation
+        assert second.mode_of("modus").slug == "debug" and second.conversation_id == conversation
         task = second.task_for("modus")
         assert second.store.task(task.id)["mode"] == "debug"
     finally:
@@ -163,7 +163,7 @@ async def test_new_task_runs_a_subtask_and_restores_the_parent_mode(tmp_path):
     host = MemoryHost()
     async with running(tmp_path, turns, host=host, autoApprove={"subtasks": True}) as session:
         assert await chat(session, "orchestrate") == "completed"
-        assert session.mode_slug == "code"
+        assert session.mode_of("modus").slug == "code"
         parent = session.store.messages(session.conversation_id)
     results = [u for u in host.of_kind("tool_call") if u.status == "completed"]
     new_task = next(u for u in results if u.name == "new_task")

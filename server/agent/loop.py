@@ -84,7 +84,7 @@ async def run_turn(
         async with session.host.progress(f"Modus: {agent} is working", on_cancel=stop):
             outcome, _ = await run_loop(turn)
         after = wakes_after(
-            outcome, "\n\n".join(turn.said), agents=session.settings.agents, self_name=agent, chain=chain, policy=session.wake_policy
+            outcome, "\n\n".join(turn.said), agents=session.agents, self_name=agent, chain=chain, policy=session.wake_policy
         )
         if after.message:
             turn.system(after.message)

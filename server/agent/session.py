@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..agents import Chain, WakePolicy
     from ..plan.planner import Planner
     from ..state import StateStore
-    from protocol import ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
+    from protocol import AgentsListResult, ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
 
     from ..tools import ToolContext
 
@@ -132,8 +132,14 @@ class Session:
         self.rules = Rules()
         self._refreshed = False
         self._refresh_lock = anyio.Lock()
-        # back where the workspace was: mode (checked once the modes files are read), phase, conversation
-        self.mode_slug = self.store.get_meta("mode", DEFAULT_MODE) or DEFAULT_MODE
+        from ..agents.config import WorkspaceAgents
+
+        self.agents_file = WorkspaceAgents(workspace.root)
+        self.agents: list[AgentConfig] = list(settings.agents)
+        self._from_workspace: set[str] = set()
+        self._agents_diagnosed = False
+        # back where the workspace was: each agent's mode (read when first used), the phase, the conversation
+        self._agent_modes: dict[str, str] = {}
         self.phase = self.store.get_meta("phase", "act") or "act"
         self.conversation_id = self.store.get_meta("conversation") or ""
         if not self.conversation_id:
@@ -200,7 +206,7 @@ class Session:
 
     def stale(self) -> bool:
         """Whether refresh() has anything to read again (a few stat calls)."""
-        return not self._refreshed or self.rules.changed() or bool(self.modes.stale())
+        return not self._refreshed or self.rules.changed() or bool(self.modes.stale()) or self.agents_file.stale()
 
     async def refresh(self) -> None:
         """Read again what the repository holds and has changed since (mode files, rules): off
@@ -208,8 +214,8 @@ class Session:
         before anything that uses modes or rules."""
         async with self._refresh_lock:
             await self.modes.refresh_off_loop()
-            if not self._refreshed and self.modes.get(self.mode_slug) is None:
-                self.mode_slug = DEFAULT_MODE  # the saved mode is gone from the modes files
+            if self.agents_file.stale():
+                await self._read_agents_file()
             if self.rules.changed():
                 try:
                     rules = await off_loop(load_rules, self.workspace.root)
@@ -248,17 +254,64 @@ class Session:
         if settings.state_dir != self.settings.state_dir:
             log.warning("stateDir changes take effect when the server restarts")
         self.settings = settings
-        self.generation += 1  # tasks are rebuilt with the new settings when next used
+        self.update_roster()  # and tasks are rebuilt with the new settings when next used
+
+    def update_roster(self) -> None:
+        """The agents: those of the settings, then those of the workspace's agents file under
+        names the settings don't use. Without `agents` in the settings the file's agents replace
+        the default agent `modus`."""
+        from_settings = list(self.settings.agents)
+        if "agents" not in self.settings.model_fields_set and self.agents_file.result.agents:
+            from_settings = []
+        taken = {a.name.lower() for a in from_settings}
+        extra = [a for a in self.agents_file.result.agents if a.name.lower() not in taken]
+        self.agents = from_settings + extra
+        self._from_workspace = {a.name for a in extra}
+        self.generation += 1  # tasks get the new roster in their prompt
+
+    async def _read_agents_file(self) -> None:
+        from ..agents.config import AgentsFile
+
+        try:
+            result = await off_loop(self.agents_file.load, frozenset(m.slug for m in self.modes.modes))
+        except Refused as exc:
+            from ..modes.model import Diagnostic
+
+            result = AgentsFile((), (Diagnostic(0, 0, 0, 1, f"Agents file not read: {exc}"),))
+        self.agents_file.result = result
+        if result.diagnostics or self._agents_diagnosed:
+            self.host.publish_diagnostics(self.agents_file.path, result.diagnostics)
+        self._agents_diagnosed = bool(result.diagnostics)
+        self.update_roster()
 
     def agent(self, name: str) -> AgentConfig | None:
-        return next((a for a in self.settings.agents if a.name == name), None)
+        return next((a for a in self.agents if a.name == name), None)
+
+    def agent_source(self, name: str) -> str:
+        return "workspace" if name in self._from_workspace else "settings"
+
+    def mode_of(self, agent: str) -> Mode:
+        """The agent's mode: the one it last switched to (kept in the store), else the mode its
+        configuration names, else the workspace's mode from before there were several agents,
+        else the default. A mode gone from the modes files falls back to the default."""
+        slug = self._agent_modes.get(agent)
+        if slug is None:
+            config = self.agent(agent)
+            slug = (
+                self.store.get_meta(f"mode:{agent}")
+                or (config.mode if config else None)
+                or self.store.get_meta("mode")
+                or DEFAULT_MODE
+            )
+            self._agent_modes[agent] = slug
+        return self.modes.get_or_default(slug)
 
     def responder(self, conversation_id: str) -> str:
         """Who answers a message that mentions nobody (SPEC §5): the last agent that spoke, the
         conversation's owner, the first top-level agent, the first agent."""
         from ..agents import default_responder
 
-        agents = self.settings.agents
+        agents = self.agents
         last = self.store.last_speaker(conversation_id, [a.name for a in agents])
         return default_responder(last, self.store.conversation_owner(conversation_id), agents) or agents[0].name
 
@@ -267,7 +320,7 @@ class Session:
     def task_for(self, agent: str, conversation_id: str | None = None) -> Task:
         """The agent's current task; rebuilt when the mode, phase, mode file, rules or settings
         changed. `conversation_id`: where it is used (a turn's; by default the current one)."""
-        mode = self.modes.get_or_default(self.mode_slug)
+        mode = self.mode_of(agent)
         task = self.tasks.get(agent)
         if task and task.mode is mode and task.phase == self.phase and task.generation == self.generation:
             return task
@@ -312,11 +365,11 @@ class Session:
         cid = conversation_id or self.conversation_id
         agent = agent or self.responder(cid)
         current = self.task_for(agent, cid)
-        if mode.slug == self.mode_slug:
+        if mode is current.mode:
             return current
-        previous = self.mode_slug
-        self.mode_slug = mode.slug
-        self.store.set_meta(mode=mode.slug)
+        previous = current.mode.slug
+        self._agent_modes[agent] = mode.slug
+        self.store.set_meta(**{f"mode:{agent}": mode.slug})
         task = self._build(agent, mode, current, cid)
         self.host.publish(
             protocol.ModeChanged(
@@ -392,12 +445,12 @@ class Session:
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:
         """The system prompt a task with that mode/phase/agent would get, without building one."""
-        mode = self.modes.get(params.mode or self.mode_slug)
-        if mode is None:
-            raise BadRequest(f"Invalid mode: {params.mode}")
         agent = params.agent or self.responder(self.conversation_id)
         if self.agent(agent) is None:
             raise BadRequest(f"agent: unknown agent: {agent}")
+        mode = self.modes.get(params.mode) if params.mode else self.mode_of(agent)
+        if mode is None:
+            raise BadRequest(f"Invalid mode: {params.mode}")
         context = self._prompt_context(mode, params.phase or self.phase, agent)
         prompt = build_prompt(context)
         return protocol.PromptGetResult(
@@ -407,9 +460,26 @@ class Session:
             environment_details=self._environment(mode, context.phase, agent),
         )
 
+    def list_agents(self) -> AgentsListResult:
+        """The agents in configuration order (the order prefixes are matched in) and the members."""
+        return protocol.AgentsListResult(
+            agents=[
+                protocol.AgentInfo(
+                    name=a.name,
+                    top_level=a.top_level,
+                    mode=self.mode_of(a.name).slug,
+                    source=self.agent_source(a.name),
+                    model=(a.model.model or a.model.provider) if a.model else None,
+                    instructions=a.instructions,
+                )
+                for a in self.agents
+            ],
+            members=[protocol.MemberInfo(handle=m.handle, name=m.name) for m in self.settings.members],
+        )
+
     def list_modes(self) -> ModesListResult:
         return protocol.ModesListResult(
-            current=self.mode_slug,
+            current=self.mode_of(self.responder(self.conversation_id)).slug,
             modes=[
                 protocol.ModeInfo(
                     slug=m.slug,
@@ -434,7 +504,7 @@ class Session:
         from ..agents import parse_user_message
 
         cid = self.conversation_id
-        composed = parse_user_message(text, self.settings.agents, self.settings.members)
+        composed = parse_user_message(text, self.agents, self.settings.members)
         # the mentioned agents, in parallel, each with the whole message; none: the responder;
         # a message made only of mentions starts nothing
         targets = [] if composed.empty else (composed.agents or [self.responder(cid)])
@@ -559,7 +629,7 @@ class Session:
         """Run a subtask in `mode` to completion; its result is the parent's tool result."""
         from .loop import Turn, run_loop
 
-        parent_mode = self.mode_slug
+        parent_mode = self.mode_of(ctx.agent).slug
         child = new_id("conv-")
         self.store.ensure_conversation(child, ctx.agent, parent_id=ctx.conversation_id)
         task = self.switch_mode(

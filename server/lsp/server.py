@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes")
+MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes", "**/.modus/agents.yaml")
 
 
 def converter():
@@ -206,7 +206,7 @@ class ModusServer(LanguageServer):
 
         self.task_group.start_soon(run)
         self.session = session
-        log.info("workspace %s, mode %s", session.workspace.root, session.mode_slug)
+        log.info("workspace %s", session.workspace.root)
         return True
 
     def publish_mode_diagnostics(self, files) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import yaml
+from lsprotocol import types as lsp
 
 from protocol import methods
 
@@ -104,3 +105,64 @@ async def test_a_turn_that_does_not_complete_wakes_no_one(editor, workspace):
     assert editor.of_kind("turn_ended")[0]["outcome"] == "awaiting_user"
     await asyncio.sleep(0.2)
     assert [u["agent"] for u in editor.of_kind("turn_started")] == ["architect"]
+
+
+AGENTS_FILE = """\
+agents:
+  - name: architect
+    mode: architect
+    instructions: Design first.
+    model: {provider: scripted, script: architect.yaml}
+  - name: code reviewer
+  - name: coder
+    topLevel: false
+    model: {provider: scripted, script: coder.yaml}
+"""
+
+
+async def test_the_workspace_agents_file_gives_the_roster_each_agent_its_mode_and_diagnostics(editor, workspace):
+    agent_script(workspace, "architect", {"text": "Designed."})
+    agent_script(workspace, "coder", {"text": "Built."})
+    (workspace / ".modus").mkdir()
+    agents_file = workspace / ".modus" / "agents.yaml"
+    agents_file.write_text(AGENTS_FILE)
+    await editor.start({"members": [{"handle": "sam", "name": "Sam Jones"}]})
+    [problem] = await editor.wait_for(lambda: editor.client.diagnostics.get(agents_file.as_uri()))
+    assert problem.range.start.line == 5 and "'code reviewer'" in problem.message and "letters, digits" in problem.message
+    listed = await editor.request(methods.AGENTS_LIST)
+    assert listed == {
+        "agents": [
+            {"name": "architect", "topLevel": True, "mode": "architect", "source": "workspace", "model": "scripted", "instructions": "Design first."},
+            {"name": "coder", "topLevel": False, "mode": "code", "source": "workspace", "model": "scripted"},
+        ],
+        "members": [{"handle": "sam", "name": "Sam Jones"}],
+    }  # the file's agents replace the default `modus`
+    await editor.request(methods.CHAT_SEND, {"text": "@architect @coder the cache"})
+    await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 2)
+    history = await editor.request(methods.CHAT_HISTORY, {"conversationId": editor.of_kind("turn_started")[0]["conversationId"]})
+    modes = {m["agent"]: m["metadata"]["mode"] for m in history["messages"] if m["role"] == "assistant"}
+    assert modes == {"architect": "architect", "coder": "code"}  # each agent in its own mode
+    # the user's switch from the palette is the responder's: the agent that spoke last
+    last = history["messages"][-1]["agent"]
+    state = await editor.request(methods.MODES_SWITCH, {"slug": "ask"})
+    assert state["mode"]["slug"] == "ask"
+    modes = {a["name"]: a["mode"] for a in (await editor.request(methods.AGENTS_LIST))["agents"]}
+    assert modes == {"architect": "architect", "coder": "code", last: "ask"}
+
+    agents_file.write_text(AGENTS_FILE.replace("  - name: code reviewer\n", ""))
+    editor.client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=agents_file.as_uri(), type=lsp.FileChangeType.Changed)])
+    )
+    await editor.wait_for(lambda: len(editor.client.diagnostics[agents_file.as_uri()]) == 0)
+
+
+async def test_settings_agents_come_first_and_a_file_agent_under_a_taken_name_is_left_out(editor, workspace):
+    (workspace / ".modus").mkdir()
+    (workspace / ".modus" / "agents.yaml").write_text("agents:\n  - name: Architect\n  - name: qa\n    mode: debug\n")
+    await editor.start({"agents": [{"name": "architect"}, {"name": "coder"}]})
+    listed = await editor.request(methods.AGENTS_LIST)
+    assert [(a["name"], a["source"], a["mode"]) for a in listed["agents"]] == [
+        ("architect", "settings", "code"),
+        ("coder", "settings", "code"),
+        ("qa", "workspace", "debug"),
+    ]

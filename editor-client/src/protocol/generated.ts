@@ -24,6 +24,8 @@ export type Update =
  */
 export interface ModusProtocol {
   AgentConfig?: AgentConfig;
+  AgentInfo?: AgentInfo;
+  AgentsListResult?: AgentsListResult;
   ApprovalRequest?: ApprovalRequest;
   ApprovalResponse?: ApprovalResponse;
   AutoApprove?: AutoApprove;
@@ -39,6 +41,7 @@ export interface ModusProtocol {
   GroupOptions?: GroupOptions;
   HistoryMessage?: HistoryMessage;
   Member?: Member;
+  MemberInfo?: MemberInfo;
   Mention?: Mention;
   MessageDelta?: MessageDelta;
   MessageUpdate?: MessageUpdate;
@@ -81,6 +84,7 @@ export interface ModusProtocol {
  */
 export interface AgentConfig {
   instructions?: string | null;
+  mode?: string | null;
   model?: Model | null;
   name: string;
   topLevel?: boolean;
@@ -106,6 +110,34 @@ export interface Model {
    */
   script?: string | null;
   thinkingBudgetTokens?: number | null;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "AgentInfo".
+ */
+export interface AgentInfo {
+  instructions?: string;
+  mode: string;
+  model?: string;
+  name: string;
+  source: 'settings' | 'workspace';
+  topLevel: boolean;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "AgentsListResult".
+ */
+export interface AgentsListResult {
+  agents: AgentInfo[];
+  members: MemberInfo[];
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "MemberInfo".
+ */
+export interface MemberInfo {
+  handle: string;
+  name: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -631,6 +663,7 @@ export const PROTOCOL_VERSION = 1;
 
 /** Client -> server requests: method -> params and result. */
 export interface Requests {
+  "modus/agents/list": { params: EmptyParams; result: AgentsListResult };
   "modus/chat/cancel": { params: ConversationParams; result: ChatCancelResult };
   "modus/chat/history": { params: ConversationParams; result: ChatHistoryResult };
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
@@ -658,6 +691,7 @@ export interface Notifications {
 
 /** Method names. */
 export const Method = {
+  agentsList: "modus/agents/list",
   chatCancel: "modus/chat/cancel",
   chatHistory: "modus/chat/history",
   chatList: "modus/chat/list",

@@ -21,6 +21,7 @@ def register(server: "ModusServer") -> None:
     request(server, names.CHAT_LIST, lambda s, p: s.list_conversations())
     request(server, names.CHAT_OPEN, lambda s, p: s.open(p.conversation_id))
     request(server, names.PROMPT_GET, lambda s, p: s.prompt(p))
+    request(server, names.AGENTS_LIST, lambda s, p: s.list_agents())
 
     command(server, Command.SHOW_PROMPT, _show_prompt)
 
