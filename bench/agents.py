@@ -350,7 +350,7 @@ def main() -> int:
     table.row(f"parse_user_message, {count:,} messages (µs per message)", f"{base_s / count * 1e6:7.2f} µs",
               f"{per_message * 1e6:7.2f} µs", modus_s / base_s, "≤ 50 µs", per_message <= 50e-6)
     for wait, (single, many) in scenarios.items():
-        title = f"with `{WAIT_COMMAND}` in each turn" if wait else "reads only (the model takes no time)"
+        title = f"with `{WAIT_COMMAND}` in each turn" if wait else "reads only, the model taking no time"
         conversations_report(table, title, single, many, wait)
     return 0 if table.ok else 1
 
