@@ -31,6 +31,7 @@ test-editor: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m compileall -q server protocol  # start-up is measured: no module compiled on the way
 	$(PY) bench/run.py
+	$(PY) bench/agents.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
