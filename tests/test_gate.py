@@ -6,6 +6,7 @@ import errno
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
 from helpers import call_tool, running
@@ -207,10 +208,55 @@ def test_the_order_of_the_gate_is_data():
         "allowed by the phase and plan state",
         "inside the workspace and allowed by the file rules",
         "inside the plan's scope",
+        "one edit of a file at a time",
         "tool preconditions",
         "approval",
         "run",
     ]
+
+
+# ================================================================ agents in parallel: one edit of a file at a time
+
+
+def counting_edit(seen: list[str]) -> ToolSpec:
+    """An edit that reads the file when it is prepared and writes it, one more, when it runs."""
+
+    async def prepare(ctx, params, paths) -> Prepared:
+        before = int(paths[0].path.read_text())
+        seen.append(f"{ctx.agent} read {before}")
+
+        async def run():
+            await anyio.sleep(0.01)  # the other agent's call runs meanwhile, if it may
+            paths[0].path.write_text(str(before + 1))
+            return "ok"
+
+        return Prepared(run)
+
+    return ToolSpec("write_to_file", "", TOOLS["write_to_file"].params, prepare, group="edit", edits=True)
+
+
+async def test_two_agents_editing_one_file_wait_for_each_other(workspace):
+    (workspace / "count.txt").write_text("0")
+    (workspace / "other.txt").write_text("0")
+    seen: list[str] = []
+    tools = {"write_to_file": counting_edit(seen)}
+    async with running(workspace, agents=[{"name": "a"}, {"name": "b"}], autoApprove={"edit": True}) as session:
+
+        async def edit(agent: str, path: str) -> None:
+            ctx = ToolContext(session, session.task_for(agent), agent, session.conversation_id, "turn-test", f"call-{agent}")
+            result = await run_tool(ctx, ToolCallRequest(f"call-{agent}", "write_to_file", {"path": path, "content": "x"}), tools)
+            assert result.error is None, result.text
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(edit, "a", "count.txt")
+            tg.start_soon(edit, "b", "count.txt")
+        assert (workspace / "count.txt").read_text() == "2" and seen == ["a read 0", "b read 1"]
+        assert len(session.file_locks) == 0  # a lock lives while it is held or waited for
+        seen.clear()
+        async with anyio.create_task_group() as tg:  # different files: no waiting
+            tg.start_soon(edit, "a", "count.txt")
+            tg.start_soon(edit, "b", "other.txt")
+        assert seen == ["a read 2", "b read 0"]
 
 
 # ================================================================ a tool's own failure stays that call's result

@@ -28,6 +28,7 @@ from ..state.store import new_id
 from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
 from . import conversations
+from .locks import FileLocks
 from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_result
 from ..plan import machine as plan_machine
 from .task import Task, build_task, enabled_tools
@@ -123,6 +124,7 @@ class Session:
             host.show_message("warning", self.store.recovered.message())
         self.histories = Histories(self.store)
         self.cursors: dict[str, ScriptCursor] = {}
+        self.file_locks = FileLocks()
         self.tasks: dict[str, Task] = {}
         self._settle_until = 0.0
         self._tg: TaskGroup | None = None

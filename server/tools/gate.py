@@ -7,6 +7,7 @@ The order is the table `STAGES`; each stage either lets the call through or rais
 from __future__ import annotations
 
 import logging
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
@@ -48,6 +49,8 @@ class GateRun:
     outcome: Outcome | None = None
     #: While planning: the paths the plan's reads stay in (None: anywhere).
     plan_scope: list[str] | None = None
+    #: What the call holds until it is done (the locks of the files it edits).
+    exits: AsyncExitStack = field(default_factory=AsyncExitStack)
 
 
 async def settle(run: GateRun) -> None:
@@ -128,6 +131,16 @@ async def plan_scope(run: GateRun) -> None:
             raise PlanModeBlocked(why)
 
 
+async def one_writer_per_file(run: GateRun) -> None:
+    """Agents run in parallel: an edit holds its files from reading them (to prepare the change)
+    to writing them, approval included, so two edits of one file never start from the same text.
+    Locks are taken in path order, so two multi-file edits cannot wait for each other."""
+    assert run.spec is not None
+    if run.spec.edits:
+        for path in sorted({p.path for p in run.paths}):
+            await run.exits.enter_async_context(run.ctx.session.file_locks.hold(path))
+
+
 async def preconditions(run: GateRun) -> None:
     assert run.spec is not None
     run.prepared = await run.spec.prepare(run.ctx, run.params, run.paths)
@@ -171,6 +184,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("allowed by the phase and plan state", phase_and_plan),
     ("inside the workspace and allowed by the file rules", workspace_and_file_rules),
     ("inside the plan's scope", plan_scope),
+    ("one edit of a file at a time", one_writer_per_file),
     ("tool preconditions", preconditions),
     ("approval", approval),
     ("run", execute),
@@ -195,8 +209,9 @@ async def run_tool(
     call's failed result: the agent loop goes on."""
     run = GateRun(ctx, call, tools, on_running)
     try:
-        for _, stage in STAGES:
-            await stage(run)
+        async with run.exits:
+            for _, stage in STAGES:
+                await stage(run)
     except ToolFailure as exc:
         failure = exc
     except OSError as exc:  # the file system said no where no tool expected it
