@@ -61,8 +61,12 @@ class ModelHistory:
             self.messages.append(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
         elif m.role == "assistant" and self._others(m):
             if m.text:
-                quote = ChatMessage("user", f"[{m.agent} said]\n{m.text}")
+                handoff = m.metadata.get("handoff")
+                said = f"{m.agent} to {handoff['to']}" if handoff else f"{m.agent} said"
+                quote = ChatMessage("user", f"[{said}]\n{m.text}")
                 (self._held if self._native else self.messages).append(quote)
+        elif m.role == "assistant" and "handoff" in m.metadata:
+            return  # this agent's own hand-off: its tool call holds the words
         elif m.role == "assistant":
             if self._mine is not None:
                 self._mine.update(c["id"] for c in m.metadata.get("toolCalls", ()))

@@ -15,16 +15,16 @@ import anyio
 from protocol import ApprovalRequest, MessageDelta, MessageUpdate, ToolCallUpdate, ToolError, TurnEnded, TurnStarted
 
 from ..errors import Denied
-from ..providers import ModelError, ModelRequest, ToolCallRequest
+from ..providers import ChatMessage, ModelError, ModelRequest, ToolCallRequest
 from ..providers.xmlcalls import XmlCallParser
 from ..state import StoredMessage
 from ..state.store import new_id
 from ..tools import TOOLS, ToolContext, run_tool
 from .history import tool_result
+from .summons import Summons, mentioned
 from .task import Task
 
 if TYPE_CHECKING:
-    from ..agents import Chain
     from .session import Session
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,9 @@ class Turn:
     last_tool: str | None = None
     #: What the agent wrote in this turn (its mentions wake other agents when it completes).
     said: list[str] = field(default_factory=list)
+    #: Why the turn runs; its note goes into the model's input where the turn began.
+    summons: Summons = field(default_factory=Summons)
+    summons_at: int = 0
 
     def publish(self, update_cls, **fields) -> None:
         task = self.session.tasks.get(self.agent)
@@ -67,28 +70,32 @@ class Turn:
 
 
 async def run_turn(
-    session: "Session", conversation_id: str, agent: str, chain: "Chain | None" = None, woken_by: str | None = None
-) -> str:
-    """One agent turn in a conversation; returns its outcome (also sent as `turn_ended`). A turn
-    that completes wakes the agents its text names, within the guards of its chain."""
+    session: "Session", conversation_id: str, agent: str, summons: Summons | None = None, history_id: str | None = None
+) -> tuple[str, str | None]:
+    """One agent turn in a conversation: (its outcome, also sent as `turn_ended`; what it
+    answers: the attempt_completion result, else what it wrote). A turn that completes wakes
+    the agents its text names, within the guards of its chain. `history_id`: a subtask's own
+    conversation (delegate_task), whose turn wakes no one: its answer goes to the delegator."""
     from ..agents import Chain, wakes_after
 
-    chain = chain or Chain.start([agent])
-    turn = Turn(session, conversation_id, conversation_id, agent, new_id("turn-"))
+    summons = summons or Summons()
+    chain = summons.chain = summons.chain or Chain.start([agent])
+    turn = Turn(session, conversation_id, history_id or conversation_id, agent, new_id("turn-"), summons=summons)
+    turn.summons_at = len(session.histories.get(turn.history_id, agent).messages)
     session.store.start_turn(turn.turn_id, conversation_id, agent)
-    turn.publish(TurnStarted, turn_id=turn.turn_id, woken_by=woken_by)
-    outcome = "failed"
+    turn.publish(TurnStarted, turn_id=turn.turn_id, woken_by=summons.woken_by)
+    outcome, answer = "failed", None
     wakes = []
     try:
         stop = lambda: session.cancel(conversation_id)  # noqa: E731 - the user cancels from the progress UI
         async with session.host.progress(f"Modus: {agent} is working", on_cancel=stop):
-            outcome, _ = await run_loop(turn)
-        after = wakes_after(
-            outcome, "\n\n".join(turn.said), agents=session.agents, self_name=agent, chain=chain, policy=session.wake_policy
-        )
-        if after.message:
-            turn.system(after.message)
-        wakes = after.wakes
+            outcome, answer = await run_loop(turn)
+        answer = answer if answer is not None else "\n\n".join(turn.said)
+        if history_id is None:
+            after = wakes_after(outcome, "\n\n".join(turn.said), agents=session.agents, self_name=agent, chain=chain, policy=session.wake_policy)
+            if after.message:
+                turn.system(after.message)
+            wakes = after.wakes
     except anyio.get_cancelled_exc_class():
         outcome = "cancelled"
         _close_open_calls(turn, CANCELLED)
@@ -101,9 +108,10 @@ async def run_turn(
     finally:
         session.store.end_turn(turn.turn_id, outcome)
         turn.publish(TurnEnded, turn_id=turn.turn_id, outcome=outcome)
+        summons.answer(outcome, answer or "")
     for wake in wakes:
-        await session._wake(conversation_id, wake.to, chain, woken_by=wake.by)
-    return outcome
+        await session._wake(conversation_id, wake.to, Summons(chain, wake.by, mentioned(wake.by)))
+    return outcome, answer
 
 
 async def run_loop(turn: Turn) -> tuple[str, str | None]:
@@ -173,11 +181,11 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
             shown.append(visible)
             turn.publish(MessageDelta, turn_id=turn.turn_id, text=visible)
 
-    request = ModelRequest(
-        system=task.prompt.text,
-        messages=tuple(turn.session.histories.get(turn.history_id, turn.agent).messages),
-        tools=task.tool_schemas,
-    )
+    messages = turn.session.histories.get(turn.history_id, turn.agent).messages
+    if turn.summons.note:
+        at = turn.summons_at
+        messages = [*messages[:at], ChatMessage("user", turn.summons.note), *messages[at:]]
+    request = ModelRequest(system=task.prompt.text, messages=tuple(messages), tools=task.tool_schemas)
     reply = await task.model.complete(request, on_text, turn.system)  # a retry's wait: a system message
     rest = parser.finish()
     if rest:
@@ -207,7 +215,7 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     base = dict(turn_id=turn.turn_id, tool_call_id=call.id, name=call.name, params=call.arguments)
     turn.publish(ToolCallUpdate, status="pending", **base)
     task = session.task_for(turn.agent, turn.conversation_id)
-    ctx = ToolContext(session, task, turn.agent, turn.conversation_id, turn.turn_id, call.id, turn.last_tool)
+    ctx = ToolContext(session, task, turn.agent, turn.conversation_id, turn.turn_id, call.id, turn.last_tool, turn.summons.chain)
     turn.last_tool = call.name
     outcome = await run_tool(ctx, call, TOOLS, on_running=lambda: turn.publish(ToolCallUpdate, status="running", **base))
     if outcome.result_later and turn.history_id == turn.conversation_id:

@@ -21,7 +21,7 @@ from protocol import AgentConfig, ModeRef, PlanInfo, Settings, State
 from ..errors import BadRequest, ToolError
 from ..host import Host
 from ..modes import DEFAULT_MODE, Mode, ModeRegistry
-from ..prompt import PromptContext, Rules, build_prompt, environment_details, load_rules, ordered_tools
+from ..prompt import Participant, PromptContext, Rules, build_prompt, environment_details, load_rules, ordered_tools
 from ..providers import ModelLimits, ScriptCursor
 from ..state import Store, StoredMessage
 from ..state.store import new_id
@@ -29,6 +29,7 @@ from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
 from . import conversations
 from .locks import FileLocks
+from .summons import Summons, started_together
 from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_result
 from ..plan import machine as plan_machine
 from .task import Task, build_task, enabled_tools
@@ -60,8 +61,8 @@ class ConversationRuntime:
         self.id = conversation_id
         self.running: dict[str, anyio.CancelScope] = {}
         self.pending: set[str] = set()
-        #: why each agent runs next: the chain of the user message behind it, and who woke it
-        self.reasons: dict[str, tuple["Chain | None", str | None]] = {}
+        #: why each agent runs next (its chain, who woke it, the replies waiting for it)
+        self.reasons: dict[str, Summons] = {}
         self._tg: TaskGroup | None = None
         self._queued: list[str] = []
 
@@ -76,9 +77,10 @@ class ConversationRuntime:
             self._tg = None
             self.session._released(self)
 
-    def wake(self, agent: str, chain: "Chain | None" = None, woken_by: str | None = None) -> None:
-        if chain is not None or agent not in self.reasons:
-            self.reasons[agent] = (chain, woken_by)
+    def wake(self, agent: str, summons: Summons | None = None) -> None:
+        waiting = self.reasons.get(agent)
+        if summons is not None:
+            self.reasons[agent] = waiting.then(summons) if waiting else summons
         if agent in self.running:
             self.pending.add(agent)  # it runs again once its current turn ends
         elif self._tg is None:
@@ -93,13 +95,14 @@ class ConversationRuntime:
         try:
             with scope:
                 while True:
-                    chain, woken_by = self.reasons.pop(agent, (None, None))
-                    await run_turn(self.session, self.id, agent, chain, woken_by)
+                    await run_turn(self.session, self.id, agent, self.reasons.pop(agent, None) or Summons())
                     if agent not in self.pending:
                         break
                     self.pending.discard(agent)
         finally:
             self.running.pop(agent, None)
+            if agent not in self.pending and agent in self.reasons:  # cancelled before it ran
+                self.reasons.pop(agent).answer("cancelled", "")
         if agent in self.pending:  # a message arrived after a cancel
             self.pending.discard(agent)
             self.wake(agent)
@@ -107,6 +110,9 @@ class ConversationRuntime:
     def cancel(self) -> bool:
         self.pending.clear()
         self._queued.clear()
+        for summons in self.reasons.values():
+            summons.answer("cancelled", "")
+        self.reasons.clear()
         for scope in self.running.values():
             scope.cancel()
         return bool(self.running)
@@ -125,6 +131,8 @@ class Session:
         self.histories = Histories(self.store)
         self.cursors: dict[str, ScriptCursor] = {}
         self.file_locks = FileLocks()
+        #: ask_agent calls under way: (conversation, asker) → the agent asked
+        self.asking: dict[tuple[str, str], str] = {}
         self.tasks: dict[str, Task] = {}
         self._settle_until = 0.0
         self._tg: TaskGroup | None = None
@@ -333,14 +341,19 @@ class Session:
         return PromptContext(
             mode=mode,
             phase=phase,
-            tools=enabled_tools(mode, phase, self.settings.yolo),
+            tools=enabled_tools(mode, phase, self.settings.yolo, handoffs=len(self.agents) > 1),
             modes=self.modes.modes,
             workspace=self.workspace.root,
             yolo=self.settings.yolo,
             agent=agent,
             agent_instructions=config.instructions if config else None,
+            roster=self._roster(),
             rules=self.rules.for_mode(mode.slug),
         )
+
+    def _roster(self) -> tuple[Participant, ...]:
+        agents = tuple(Participant(a.name, "top-level" if a.top_level else "subordinate") for a in self.agents)
+        return agents + tuple(Participant(m.handle, "human", m.name) for m in self.settings.members)
 
     def _build(self, agent: str, mode: Mode, replaces: Task | None, conversation_id: str) -> Task:
         config = self.agent(agent)
@@ -521,7 +534,8 @@ class Session:
 
         chain = Chain.start(targets)
         for agent in targets:
-            await self._wake(cid, agent, chain)
+            others = [a for a in targets if a != agent]
+            await self._wake(cid, agent, Summons(chain, note=started_together(agent, others) if others else None))
         return protocol.ChatSendResult(
             conversation_id=cid, message_id=message.id, text=message.text, dispatched=targets, mentions=mentions
         )
@@ -576,9 +590,8 @@ class Session:
         env = self._environment(task.mode, task.phase, task.agent)
         return self.add_message(StoredMessage(new_id("msg-"), cid, "user", text, None, {"environmentDetails": env, **metadata}))
 
-    async def _wake(self, cid: str, agent: str, chain: "Chain | None" = None, woken_by: str | None = None) -> None:
-        """Start (or queue) the agent's turn in the conversation's runtime, made when needed;
-        `chain`: what the user message behind it started, `woken_by`: the agent that named it."""
+    async def _wake(self, cid: str, agent: str, summons: Summons | None = None) -> None:
+        """Start (or queue) the agent's turn in the conversation's runtime, made when needed."""
         runtime = self._conversations.get(cid)
         if runtime is None:
             if self._tg is None:  # the session's task group is about to start
@@ -588,7 +601,7 @@ class Session:
             assert self._tg is not None
             runtime = self._conversations[cid] = ConversationRuntime(self, cid)
             self._tg.start_soon(runtime.serve)
-        runtime.wake(agent, chain, woken_by)
+        runtime.wake(agent, summons)
 
     @cached_property
     def wake_policy(self) -> "WakePolicy":
@@ -646,6 +659,17 @@ class Session:
         if outcome == "completed" and result is not None:
             return f"Subtask in {name} mode completed:\n{result}"
         raise ToolError(f"The subtask in {name} mode ended without attempt_completion (outcome: {outcome}).")
+
+    async def run_delegated(self, ctx: ToolContext, to: str, title: str, description: str) -> tuple[str, str | None]:
+        """delegate_task: `to` works on the task in a conversation of its own under the
+        delegator's (tracked like new_task's subtasks); its turn reports in the delegator's."""
+        from .loop import run_turn
+        from .summons import delegated
+
+        child = new_id("conv-")
+        self.store.ensure_conversation(child, to, parent_id=ctx.conversation_id)
+        self._add_user_message(child, f"{title}\n\n{description}", self.task_for(to, ctx.conversation_id), parentConversation=ctx.conversation_id, delegatedBy=ctx.agent)
+        return await run_turn(self, ctx.conversation_id, to, Summons(ctx.chain, ctx.agent, delegated(ctx.agent)), history_id=child)
 
     # ------------------------------------------------------------ todos (SPEC §4): the agent's, across conversations
 

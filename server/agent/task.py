@@ -10,7 +10,7 @@ from functools import cached_property
 
 from protocol import Model, ModelsConfig, TaskInfo, TaskModel
 
-from ..modes import PHASE_ONLY, Mode
+from ..modes import HANDOFF_TOOLS, PHASE_ONLY, Mode
 from ..prompt import PromptContext, SystemPrompt, build_prompt, ordered_tools, params_schema
 from ..providers import ModelClient, ModelLimits, ScriptCursor, ToolSchema, open_model
 from ..state.store import new_id
@@ -74,9 +74,12 @@ def resolve_model(models: ModelsConfig, mode: str, phase: str, agent_model: Mode
     return chosen
 
 
-def enabled_tools(mode: Mode, phase: str, yolo: bool) -> frozenset[str]:
-    """The names of the tools a task of this mode and phase has (yolo asks the user nothing)."""
+def enabled_tools(mode: Mode, phase: str, yolo: bool, handoffs: bool = False) -> frozenset[str]:
+    """The names of the tools a task of this mode and phase has (yolo asks the user nothing;
+    `handoffs`: there are other agents to hand work to)."""
     names = {name for name in mode.tools() if PHASE_ONLY.get(name, phase) == phase}
+    if handoffs:
+        names |= HANDOFF_TOOLS
     if yolo:
         names.discard("ask_followup_question")
     return frozenset(names)

@@ -40,6 +40,9 @@ ALWAYS_AVAILABLE: tuple[str, ...] = (
     "plan_modify",
 )
 
+#: Tools for hand-offs between agents: a task has them when its conversation has other agents.
+HANDOFF_TOOLS = frozenset({"send_to_agent", "ask_agent", "delegate_task"})
+
 #: Tools of one phase only (the others are in both).
 PHASE_ONLY: dict[str, str] = {"plan_mode_respond": "plan", "act_mode_respond": "act"}
 

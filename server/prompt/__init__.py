@@ -19,6 +19,15 @@ if TYPE_CHECKING:
     from ..tools import ToolSpec
 
 
+class Participant(NamedTuple):
+    """A member of the conversations: an agent ("top-level" or "subordinate") or a "human"."""
+
+    name: str
+    kind: str
+    #: a human's display name
+    display: str | None = None
+
+
 @dataclass(frozen=True)
 class PromptContext:
     mode: Mode
@@ -29,6 +38,8 @@ class PromptContext:
     yolo: bool
     agent: str
     agent_instructions: str | None = None
+    #: The agents and the human members, in configuration order (SUMMONS when there are others).
+    roster: tuple[Participant, ...] = ()
     #: The workspace's rule files for this mode (read beforehand: see rules.py).
     rules: tuple[RuleFile, ...] = ()
     #: What SYSTEM INFORMATION tells: this machine's by default, pinned by the prompt snapshots.
@@ -135,6 +146,43 @@ def act_vs_plan(ctx: PromptContext) -> str:
     return "\n".join(lines)
 
 
+def summons(ctx: PromptContext) -> str:
+    """Who else is in the conversation and how mentions and hand-offs work (SPEC §5); nothing
+    when the agent is alone. Who summoned it for a turn is said in the turn's input."""
+    agents = [p for p in ctx.roster if p.kind != "human"]
+    humans = [p for p in ctx.roster if p.kind == "human"]
+    if len(agents) < 2 and not humans:
+        return ""
+    from ..agents.wakes import MAX_CHAIN_WAKES, RATE_LIMIT, RATE_WINDOW_SECONDS
+    from ..agents.mentions import MAX_MENTIONS_PER_TURN
+
+    lines = ["SUMMONS", "", f"You are the agent @{ctx.agent}. The conversation's participants:"]
+    lines += [f"- @{p.name}{' (you)' if p.name == ctx.agent else ''}: {p.kind} agent" for p in agents]
+    lines += [f"- @{p.name}: {p.display}, a human member (a mention only notifies them)" for p in humans]
+    lines += [
+        "",
+        "Top-level agents answer the user's messages that name no agent; subordinate agents work when called in. "
+        "Each turn begins with who summoned you: the user's message, or a line naming the agent that woke you. "
+        'What the other agents write reaches you quoted as "[name said]".',
+        "",
+        "Mentions: when your turn ends cleanly, each other agent you name as @name in your text is woken in this "
+        "conversation and reads your words.",
+        "- Exact names only: no prefixes; a name that fits two agents reaches no one.",
+        "- Not a mention: anything inside code blocks or backticks (an unclosed fence hides the rest), an @ glued "
+        "to the character before it (sam@host.com, pkg/@scope, node@20), and your own name.",
+        f"- At most {MAX_MENTIONS_PER_TURN} agents per turn. A user message leads to at most {MAX_CHAIN_WAKES} wakes "
+        "between agents, never back to an agent it already started, and one agent wakes another at most "
+        f"{RATE_LIMIT} times in {RATE_WINDOW_SECONDS / 60:g} minutes. Refused mentions are reported in one system message.",
+        "- Name an agent with @ only to hand it work; to talk about it, write its name without @.",
+    ]
+    if len(agents) > 1:
+        lines.append(
+            "- Hand-offs that must not depend on your wording: send_to_agent (no wait), ask_agent (waits for the "
+            "answer) and delegate_task (a subtask whose result comes back to you). The same rules apply."
+        )
+    return "\n".join(lines)
+
+
 def modes_list(ctx: PromptContext) -> str:
     lines = ["MODES", "", "Switch with switch_mode when another mode fits the work better:"]
     for m in ctx.modes:
@@ -172,6 +220,7 @@ COMPONENTS: tuple[tuple[str, Callable[[PromptContext], str]], ...] = (
     ("role_definition", role_definition),
     ("tool_use", tool_use),
     ("act_vs_plan", act_vs_plan),
+    ("summons", summons),
     ("modes", modes_list),
     ("rules", rules),
     ("system_information", system_information),
@@ -215,6 +264,7 @@ def environment_details(
 
 __all__ = [
     "COMPONENTS",
+    "Participant",
     "PromptContext",
     "RuleFile",
     "Rules",

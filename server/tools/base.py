@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from ..agent.session import Session
+    from ..agents import Chain
     from ..agent.task import Task
     from ..host import Host
     from ..workspace import Workspace, WorkspacePath
@@ -73,6 +74,8 @@ class ToolContext:
     call_id: str
     #: The tool called just before this one in the turn, if any.
     previous_tool: str | None = None
+    #: What the user message behind the turn started (the hand-off tools wake within it).
+    chain: "Chain | None" = None
 
     @property
     def host(self) -> "Host":

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from protocol import ApprovalRequest
 
-from ..modes import PHASE_ONLY
+from ..modes import HANDOFF_TOOLS, PHASE_ONLY
 from ..plan import machine
 from ..providers.base import ToolCallRequest
 from ..workspace import WorkspacePath, clip
@@ -77,6 +77,8 @@ async def mode_groups(run: GateRun) -> None:
     task = run.ctx.task
     if run.call.name in task.tools:
         return
+    if run.call.name in HANDOFF_TOOLS:
+        raise ToolNotAllowed(f'Tool "{run.call.name}" hands work to another agent, and {run.ctx.agent} is the only agent configured.')
     only = PHASE_ONLY.get(run.call.name)
     if only is not None and only != task.phase:
         raise ToolNotAllowed(f'Tool "{run.call.name}" is only available in {only.upper()} MODE; the phase is {task.phase.upper()} MODE.')
