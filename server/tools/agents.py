@@ -89,12 +89,14 @@ class AskAgentParams(Params):
 async def _ask_agent(ctx: ToolContext, p: AskAgentParams, paths: list[WorkspacePath]) -> Prepared:
     to = target(ctx, p.to)
     asking = ctx.session.asking
-    waiting, who = to, [to]
-    while (ctx.conversation_id, waiting) in asking:  # whom `to` waits for, and whom that one waits for...
-        waiting = asking[(ctx.conversation_id, waiting)]
-        who.append(waiting)
-        if waiting == ctx.agent:
-            raise ToolNotAllowed(f"Not asked: {' → '.join(who)} already wait for an answer; asking {to} would wait in a circle.")
+    waits = [to]  # whom `to` waits for, whom that one waits for, ...
+    while (ctx.conversation_id, waits[-1]) in asking and ctx.agent not in waits:
+        waits.append(asking[(ctx.conversation_id, waits[-1])])
+    if waits[-1] == ctx.agent:
+        raise ToolNotAllowed(
+            f"Not asked: {to} is waiting for your answer ({' → '.join(waits)}); asking it would wait in a circle. "
+            "Answer in this turn instead."
+        )
 
     async def run() -> str:
         admitted(ctx, to)
