@@ -1,5 +1,6 @@
 """Prompt snapshots: for each built-in mode × phase × yolo, the system prompt a real task gets and
-the environment_details of its user messages, compared exactly with tests/snapshots/prompts/.
+the environment_details of its user messages, compared exactly with tests/snapshots/prompts/;
+and one of an agent among others (code, ACT), with its SUMMONS block and the hand-off tools.
 
 After a deliberate change, regenerate them with `make snapshots` and read the diff.
 """
@@ -25,27 +26,34 @@ NOW = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
 PINNED = {"workspace": WORKSPACE, "os_name": "Linux", "shell": "/bin/sh"}
 SEPARATOR = "\n\n~~~~~~~~ environment_details, appended to each user message ~~~~~~~~\n\n"
 
-CASES = [(mode, phase, yolo) for mode in BUILTIN_MODES for phase in ("plan", "act") for yolo in (False, True)]
+CASES = [(mode, phase, yolo, False) for mode in BUILTIN_MODES for phase in ("plan", "act") for yolo in (False, True)]
+CASES.append((BUILTIN_MODES[0], "act", False, True))
+#: The conversation of the agents case: the snapshot is coder's prompt.
+AGENTS = {
+    "agents": [{"name": "architect"}, {"name": "coder", "topLevel": False}, {"name": "code-reviewer", "topLevel": False}],
+    "members": [{"handle": "sam", "name": "Sam Jones"}],
+}
 
 
-def snapshot_name(mode: Mode, phase: str, yolo: bool) -> str:
-    return f"{mode.slug}-{phase}{'-yolo' if yolo else ''}.md"
+def snapshot_name(mode: Mode, phase: str, yolo: bool, agents: bool) -> str:
+    return f"{mode.slug}-{phase}{'-yolo' if yolo else ''}{'-agents' if agents else ''}.md"
 
 
-def render(root: Path, mode: Mode, phase: str, yolo: bool) -> str:
+def render(root: Path, mode: Mode, phase: str, yolo: bool, agents: bool) -> str:
     """The snapshot text, built the way a session builds a task's prompt (on an empty workspace)."""
-    session = make_session(root, yolo=yolo)
+    session = make_session(root, yolo=yolo, **(AGENTS if agents else {}))
     try:
-        context = dataclasses.replace(session._prompt_context(mode, phase, "modus"), **PINNED)
+        agent = "coder" if agents else "modus"
+        context = dataclasses.replace(session._prompt_context(mode, phase, agent), **PINNED)
     finally:
         session.close()
     return build_prompt(context).text + SEPARATOR + environment_details(mode, phase, WORKSPACE, NOW) + "\n"
 
 
-@pytest.mark.parametrize("mode, phase, yolo", CASES, ids=[snapshot_name(*case)[:-3] for case in CASES])
-def test_the_prompt_matches_its_snapshot(tmp_path, request, mode, phase, yolo):
-    path = SNAPSHOTS / snapshot_name(mode, phase, yolo)
-    actual = render(tmp_path, mode, phase, yolo)
+@pytest.mark.parametrize("mode, phase, yolo, agents", CASES, ids=[snapshot_name(*case)[:-3] for case in CASES])
+def test_the_prompt_matches_its_snapshot(tmp_path, request, mode, phase, yolo, agents):
+    path = SNAPSHOTS / snapshot_name(mode, phase, yolo, agents)
+    actual = render(tmp_path, mode, phase, yolo, agents)
     if request.config.getoption("--update-snapshots"):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(actual, encoding="utf-8")
@@ -67,12 +75,12 @@ def test_there_is_one_snapshot_per_case(request):
             (SNAPSHOTS / name).unlink()
         return
     assert not stray, f"snapshots of no case: {sorted(stray)}; `{REGENERATE}` removes them"
-    assert len(expected) == 20
+    assert len(expected) == 21
 
 
 def sections(root: Path, mode: Mode, phase: str, yolo: bool) -> list[str]:
     """[system prompt, environment_details]"""
-    return render(root, mode, phase, yolo).split(SEPARATOR)
+    return render(root, mode, phase, yolo, False).split(SEPARATOR)
 
 
 CODE = BUILTIN_MODES[0]
