@@ -217,3 +217,16 @@ def test_lookaround_falls_back_to_a_time_bounded_engine():
     assert p.search("docs/a.md") and not p.search("secret/a.md")
     slow = Pattern.compile(r"^(a|aa)+(?=c)$")
     assert slow.search("a" * 64) is False  # times out or fails: either way, no match and no hang
+
+
+@pytest.mark.parametrize("config_home", [None, "", "/tmp/elsewhere"])
+def test_the_global_modes_file_is_where_platformdirs_puts_it(monkeypatch, config_home):
+    import platformdirs
+
+    from server.modes.registry import global_modes_path
+
+    if config_home is None:
+        monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CONFIG_HOME", config_home)
+    assert global_modes_path() == Path(platformdirs.user_config_dir("modus", appauthor=False)) / "modes.yaml"
