@@ -214,6 +214,12 @@ class State(Wire):
 class GroupOptions(Wire):
     file_regex: Opt[str] = None
     description: Opt[str] = None
+    #: `mcp`: the MCP servers the mode reaches (all when not given)
+    servers: Opt[list[str]] = None
+    #: `command`: globs each simple command must match (any command when not given)
+    allow: Opt[list[str]] = None
+    #: `command`: globs no simple command may match; deny wins over allow
+    deny: Opt[list[str]] = None
 
 
 GroupEntry = Union[str, tuple[str, GroupOptions]]

@@ -88,7 +88,44 @@ BAD_MODES = [
         "groups.0.fileRegex: invalid regular expression '([a-z'",
     ),
     ("  - 42\n", 0, "a mode must be a mapping"),
+    (
+        "  - slug: o\n    name: N\n    roleDefinition: y\n    groups:\n      - [read, {servers: [docs]}]\n",
+        4,
+        "groups.0.servers: not an option of group 'read' (expected fileRegex, description)",
+    ),
+    (
+        "  - slug: o\n    name: N\n    roleDefinition: y\n    groups:\n      - [command, {allow: 'git log*'}]\n",
+        4,
+        "groups.0.allow: must be a list of non-empty strings",
+    ),
+    (
+        "  - slug: o\n    name: N\n    roleDefinition: y\n    groups:\n      - [mcp, {servers: [docs, '']}]\n",
+        4,
+        "groups.0.servers: must be a list of non-empty strings",
+    ),
+    (
+        "  - slug: o\n    name: N\n    roleDefinition: y\n    groups:\n      - [command, {alow: [ls]}]\n",
+        4,
+        "groups.0.alow: not an option of group 'command' (expected fileRegex, description, allow, deny)",
+    ),
 ]
+
+
+def test_the_mcp_and_command_groups_take_their_options():
+    text = (
+        "customModes:\n  - slug: helper\n    name: Helper\n    roleDefinition: y\n    groups:\n"
+        "      - read\n"
+        "      - [mcp, {servers: [docs, github]}]\n"
+        "      - [command, {allow: ['git log*', 'git diff*', npm test], deny: ['rm -rf *']}]\n"
+    )
+    [mode] = parse_modes(text, "project").modes
+    mcp, command = mode.group("mcp"), mode.group("command")
+    assert mcp.servers == ("docs", "github") and command.allow == ("git log*", "git diff*", "npm test") and command.deny == ("rm -rf *",)
+    assert [g.entry() if isinstance(g.entry(), str) else (g.entry()[0], g.entry()[1].model_dump(exclude_none=True)) for g in mode.groups] == [
+        "read",
+        ("mcp", {"servers": ["docs", "github"]}),
+        ("command", {"allow": ["git log*", "git diff*", "npm test"], "deny": ["rm -rf *"]}),
+    ]
 
 
 @pytest.mark.parametrize("bad, line, message", BAD_MODES)

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .. import yamldoc
-from .model import GROUP_TOOLS, Diagnostic, Group, LoadResult, Mode
+from .model import GROUP_OPTIONS, GROUP_TOOLS, Diagnostic, Group, LoadResult, Mode
 from .patterns import Pattern, PatternError
 
 
@@ -63,7 +63,7 @@ def _groups(data: dict) -> tuple[list[Group], list[Problem]]:
         if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], dict):
             entry, options = entry
         if not isinstance(entry, str):
-            problems.append((where, f"groups.{i}: expected a group name or [name, {{fileRegex, description}}]"))
+            problems.append((where, f"groups.{i}: expected a group name or [name, {{options}}]"))
             continue
         if entry not in GROUP_TOOLS:
             problems.append((where, f"groups.{i}: unknown group {entry!r} (expected one of {', '.join(GROUP_TOOLS)})"))
@@ -85,8 +85,28 @@ def _groups(data: dict) -> tuple[list[Group], list[Problem]]:
         if description is not None and not isinstance(description, str):
             problems.append((where + (1, "description"), f"groups.{i}.description: must be a string"))
             continue
-        groups.append(Group(entry, pattern, description))
+        lists, problem = _list_options(entry, options, where, i)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        groups.append(Group(entry, pattern, description, **lists))
     return groups, problems
+
+
+def _list_options(group: str, options: dict, where: tuple, i: int) -> tuple[dict, Problem | None]:
+    """The group's own options (mcp: servers; command: allow, deny), each a list of strings."""
+    own = GROUP_OPTIONS.get(group, ())
+    lists: dict[str, tuple[str, ...]] = {}
+    for key, value in options.items():
+        if key in ("fileRegex", "description"):
+            continue
+        if key not in own:
+            expected = ", ".join(("fileRegex", "description", *own))
+            return {}, (where + (1, key), f"groups.{i}.{key}: not an option of group {group!r} (expected {expected})")
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            return {}, (where + (1, key), f"groups.{i}.{key}: must be a list of non-empty strings")
+        lists[key] = tuple(v.strip() for v in value)
+    return lists, None
 
 
 def _validate(data: Any, source: str, origin: str) -> tuple[Mode | None, list[Problem]]:

@@ -62,18 +62,32 @@ class LoadResult(NamedTuple):
     diagnostics: tuple[Diagnostic, ...]
 
 
+#: The options each group takes beyond fileRegex and description (which any group takes).
+GROUP_OPTIONS: dict[str, tuple[str, ...]] = {"mcp": ("servers",), "command": ("allow", "deny")}
+
+
 @dataclass(frozen=True)
 class Group:
     name: str
     file_regex: Pattern | None = None
     description: str | None = None
+    #: mcp: the servers the mode reaches (None: every server)
+    servers: tuple[str, ...] | None = None
+    #: command: globs every simple command must match (None: any command)
+    allow: tuple[str, ...] | None = None
+    #: command: globs no simple command may match
+    deny: tuple[str, ...] = ()
 
     def entry(self) -> GroupEntry:
-        """The group as the protocol lists it: a name, or [name, {fileRegex, description}]."""
-        if self.file_regex is None and self.description is None:
-            return self.name
-        regex = self.file_regex.source if self.file_regex is not None else None
-        return (self.name, GroupOptions(file_regex=regex, description=self.description))
+        """The group as the protocol lists it: a name, or [name, {its options}]."""
+        options = GroupOptions(
+            file_regex=self.file_regex.source if self.file_regex is not None else None,
+            description=self.description,
+            servers=list(self.servers) if self.servers is not None else None,
+            allow=list(self.allow) if self.allow is not None else None,
+            deny=list(self.deny) or None,
+        )
+        return (self.name, options) if options.model_dump(exclude_none=True) else self.name
 
 
 @dataclass(frozen=True)

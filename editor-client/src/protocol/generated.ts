@@ -276,8 +276,11 @@ export interface EmptyParams {}
  * via the `definition` "GroupOptions".
  */
 export interface GroupOptions {
+  allow?: string[];
+  deny?: string[];
   description?: string;
   fileRegex?: string;
+  servers?: string[];
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
