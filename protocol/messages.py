@@ -253,6 +253,36 @@ class TurnEnded(_UpdateBase):
     outcome: Literal["completed", "failed", "cancelled", "awaiting_user"]
 
 
+class McpTool(Wire):
+    name: str
+    description: Opt[str] = None
+
+
+class McpResource(Wire):
+    uri: str
+    name: Opt[str] = None
+
+
+class McpServerInfo(Wire):
+    name: str
+    state: Literal["connected", "starting", "failed", "disabled"]
+    #: why it failed (with the tail of a stdio server's stderr), or why it is disabled
+    error: Opt[str] = None
+    #: the file that configures it
+    source: Opt[str] = None
+    tools: list[McpTool] = Field(default_factory=list)
+    resources: list[McpResource] = Field(default_factory=list)
+
+
+class McpListResult(Wire):
+    servers: list[McpServerInfo]
+
+
+class McpChanged(_UpdateBase):
+    kind: Literal["mcp_changed"] = "mcp_changed"
+    servers: list[McpServerInfo]
+
+
 Update = Annotated[
     Union[
         TurnStarted,
@@ -264,6 +294,7 @@ Update = Annotated[
         PlanUpdate,
         TodosUpdate,
         TurnEnded,
+        McpChanged,
     ],
     Field(discriminator="kind"),
 ]
@@ -274,7 +305,9 @@ Update = Annotated[
 
 class ApprovalRequest(Wire):
     #: `continue`: the turn reached maxRequestsPerTurn; approving lets it go on.
-    kind: Literal["switch_mode", "tool", "plan", "subtask", "continue"]
+    #: `mcp_server`: start a stdio MCP server that a workspace file configures (a repository's
+    #: command: it runs only once the user agreed).
+    kind: Literal["switch_mode", "tool", "plan", "subtask", "continue", "mcp_server"]
     title: str
     detail: str
     tool: Opt[str] = None
@@ -285,11 +318,16 @@ class ApprovalRequest(Wire):
     reason: Opt[str] = None
     #: the tool call this approval gates (its `tool_call` updates carry the same id)
     tool_call_id: Opt[str] = None
+    #: offered "always allow": the rule an approval with `always` writes to the workspace's
+    #: settings file, as the user is shown it (e.g. `autoApprove.modes.code.command: "npm test"`)
+    always_allow: Opt[str] = None
 
 
 class ApprovalResponse(Input):
     decision: Literal["approve", "deny", "revise"]
     feedback: Opt[str] = None
+    #: with `approve`: also write the offered `alwaysAllow` rule
+    always: bool = False
 
 
 # ---------------------------------------------------------------- commands (workspace/executeCommand)

@@ -18,6 +18,7 @@ PLAN_APPROVE = "modus/plan/approve"
 PLAN_REJECT = "modus/plan/reject"
 TODOS_GET = "modus/todos/get"
 AGENTS_LIST = "modus/agents/list"
+MCP_LIST = "modus/mcp/list"
 
 # server -> client
 UPDATE = "modus/update"
@@ -35,6 +36,7 @@ class Command:
     PLAN_APPROVE = "modus.plan.approve"
     PLAN_REJECT = "modus.plan.reject"
     SHOW_PROMPT = "modus.showPrompt"
+    MCP_RESTART = "modus.mcp.restart"
 
 
 CODE_ACTION_PLAN_KIND = "refactor.modus.plan"

@@ -17,7 +17,8 @@ export type Update =
   | PhaseChanged
   | PlanUpdate
   | TodosUpdate
-  | TurnEnded;
+  | TurnEnded
+  | McpChanged;
 
 /**
  * The wire contract between the Modus server and its editor clients.
@@ -40,6 +41,11 @@ export interface ModusProtocol {
   EmptyParams?: EmptyParams;
   GroupOptions?: GroupOptions;
   HistoryMessage?: HistoryMessage;
+  McpChanged?: McpChanged;
+  McpListResult?: McpListResult;
+  McpResource?: McpResource;
+  McpServerInfo?: McpServerInfo;
+  McpTool?: McpTool;
   Member?: Member;
   MemberInfo?: MemberInfo;
   Mention?: Mention;
@@ -145,9 +151,10 @@ export interface MemberInfo {
  */
 export interface ApprovalRequest {
   agent?: string;
+  alwaysAllow?: string;
   detail: string;
   from?: string;
-  kind: 'switch_mode' | 'tool' | 'plan' | 'subtask' | 'continue';
+  kind: 'switch_mode' | 'tool' | 'plan' | 'subtask' | 'continue' | 'mcp_server';
   params?: {
     [k: string]: unknown;
   };
@@ -162,6 +169,7 @@ export interface ApprovalRequest {
  * via the `definition` "ApprovalResponse".
  */
 export interface ApprovalResponse {
+  always?: boolean;
   decision: 'approve' | 'deny' | 'revise';
   feedback?: string | null;
 }
@@ -281,6 +289,52 @@ export interface GroupOptions {
   description?: string;
   fileRegex?: string;
   servers?: string[];
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "McpChanged".
+ */
+export interface McpChanged {
+  agent?: string;
+  conversationId: string;
+  kind: 'mcp_changed';
+  servers: McpServerInfo[];
+  taskId?: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "McpServerInfo".
+ */
+export interface McpServerInfo {
+  error?: string;
+  name: string;
+  resources: McpResource[];
+  source?: string;
+  state: 'connected' | 'starting' | 'failed' | 'disabled';
+  tools: McpTool[];
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "McpResource".
+ */
+export interface McpResource {
+  name?: string;
+  uri: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "McpTool".
+ */
+export interface McpTool {
+  description?: string;
+  name: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "McpListResult".
+ */
+export interface McpListResult {
+  servers: McpServerInfo[];
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -672,6 +726,7 @@ export interface Requests {
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
   "modus/chat/open": { params: ChatOpenParams; result: State };
   "modus/chat/send": { params: ChatSendParams; result: ChatSendResult };
+  "modus/mcp/list": { params: EmptyParams; result: McpListResult };
   "modus/modes/list": { params: EmptyParams; result: ModesListResult };
   "modus/modes/switch": { params: ModesSwitchParams; result: State };
   "modus/phase/set": { params: PhaseSetParams; result: State };
@@ -700,6 +755,7 @@ export const Method = {
   chatList: "modus/chat/list",
   chatOpen: "modus/chat/open",
   chatSend: "modus/chat/send",
+  mcpList: "modus/mcp/list",
   modesList: "modus/modes/list",
   modesSwitch: "modus/modes/switch",
   phaseSet: "modus/phase/set",
@@ -714,6 +770,7 @@ export const Method = {
 
 /** `workspace/executeCommand` command names. */
 export const Command = {
+  MCP_RESTART: "modus.mcp.restart",
   PLAN_APPROVE: "modus.plan.approve",
   PLAN_REJECT: "modus.plan.reject",
   PLAN_SELECTION: "modus.planSelection",
