@@ -37,6 +37,7 @@ class Command:
     PLAN_REJECT = "modus.plan.reject"
     SHOW_PROMPT = "modus.showPrompt"
     MCP_RESTART = "modus.mcp.restart"
+    TRUST_WORKSPACE_SETTINGS = "modus.trustWorkspaceSettings"
 
 
 CODE_ACTION_PLAN_KIND = "refactor.modus.plan"

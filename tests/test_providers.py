@@ -15,7 +15,7 @@ from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, FakeServer, Ra
 from helpers import chat, running, until
 from protocol import ChatSendParams, Model, ModelsConfig, Settings
 from server.agent import build_task
-from server.lsp.server import read_settings
+from server.settings import read_settings
 from server.modes import BUILTIN_MODES
 from server.prompt import PromptContext
 from server.providers import (

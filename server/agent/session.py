@@ -20,7 +20,8 @@ from protocol import AgentConfig, ModeRef, PlanInfo, Settings, State
 
 from ..errors import BadRequest, ToolError
 from ..host import Host
-from ..modes import DEFAULT_MODE, Mode, ModeRegistry
+from ..modes import DEFAULT_MODE, Mode, ModeRegistry, global_modes_path
+from ..settings import LayeredSettings
 from ..prompt import Participant, PromptContext, Rules, build_prompt, environment_details, load_rules, ordered_tools
 from ..providers import ModelLimits, ScriptCursor
 from ..state import Store, StoredMessage
@@ -122,8 +123,13 @@ class Session:
     def __init__(self, *, workspace: Workspace, host: Host, settings: Settings, global_modes: Path | None = None):
         self.workspace = workspace
         self.host = host
-        self.settings = settings
         self.generation = 0
+        #: the client's settings; `settings` is what applies: these over the settings files
+        self.client_settings = settings
+        self.layers = LayeredSettings(workspace.root, (global_modes or global_modes_path()).parent)
+        self._told: set[str] = set()
+        self.layers.load()  # a few small files, read before the store opens: stateDir may come from them
+        self.settings = self._effective_settings()
         self.modes = ModeRegistry(workspace.root, global_modes)
         self.store: StateStore = Store(self._state_dir(settings))
         if self.store.recovered is not None:
@@ -145,7 +151,7 @@ class Session:
         from ..agents.config import WorkspaceAgents
 
         self.agents_file = WorkspaceAgents(workspace.root)
-        self.agents: list[AgentConfig] = list(settings.agents)
+        self.agents: list[AgentConfig] = list(self.settings.agents)
         self._from_workspace: set[str] = set()
         self._agents_diagnosed = False
         # back where the workspace was: each agent's mode (read when first used), the phase, the conversation
@@ -216,7 +222,13 @@ class Session:
 
     def stale(self) -> bool:
         """Whether refresh() has anything to read again (a few stat calls)."""
-        return not self._refreshed or self.rules.changed() or bool(self.modes.stale()) or self.agents_file.stale()
+        return (
+            not self._refreshed
+            or self.rules.changed()
+            or bool(self.modes.stale())
+            or self.agents_file.stale()
+            or self.layers.stale()
+        )
 
     async def refresh(self) -> None:
         """Read again what the repository holds and has changed since (mode files, rules): off
@@ -224,6 +236,12 @@ class Session:
         before anything that uses modes or rules."""
         async with self._refresh_lock:
             await self.modes.refresh_off_loop()
+            if self.layers.stale():
+                try:
+                    await off_loop(self.layers.load)
+                except Refused as exc:
+                    log.warning("settings files: %s", exc)
+                self.update_settings()
             if self.agents_file.stale():
                 await self._read_agents_file()
             if self.rules.changed():
@@ -260,11 +278,41 @@ class Session:
 
     # ------------------------------------------------------------ settings and agents
 
-    def update_settings(self, settings: Settings) -> None:
+    def update_settings(self, client: Settings | None = None) -> None:
+        """New settings from the client (None: a settings file changed)."""
+        if client is not None:
+            self.client_settings = client
+        settings = self._effective_settings()
         if settings.state_dir != self.settings.state_dir:
             log.warning("stateDir changes take effect when the server restarts")
         self.settings = settings
         self.update_roster()  # and tasks are rebuilt with the new settings when next used
+
+    def _effective_settings(self) -> Settings:
+        """The client's settings over the files'; their problems told once each, and what of the
+        workspace's file waits for the user's trust."""
+        settings = self.layers.effective(self.client_settings)
+        news = [p for p in self.layers.problems if p not in self._told]
+        waiting = self.layers.untrusted
+        if waiting:
+            note = (
+                f"{self.layers.workspace_file.path} sets {', '.join(waiting)}: not applied until you trust this "
+                "workspace's settings (command 'Modus: Trust Workspace Settings')."
+            )
+            if note not in self._told:
+                news.append(note)
+        for problem in news:
+            self._told.add(problem)
+            log.warning("settings: %s", problem)
+            self.host.show_message("warning", problem)
+        return settings
+
+    def trust_workspace_settings(self) -> State:
+        """`modus.trustWorkspaceSettings`: the workspace's settings file applies as it is now."""
+        if not self.layers.trust_workspace():
+            raise BadRequest(f"{self.layers.workspace_file.path}: nothing in it waits for trust")
+        self.update_settings()
+        return self.state()
 
     def update_roster(self) -> None:
         """The agents: those of the settings, then those of the workspace's agents file under

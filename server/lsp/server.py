@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes", "**/.modus/agents.yaml")
+MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes", "**/.modus/agents.yaml", "**/.modus/settings.json")
 
 
 def converter():
@@ -118,27 +118,6 @@ def validate(model: type["BaseModel"], data: Any, what: str) -> "BaseModel":
         raise JsonRpcInvalidParams(f"Invalid params for {what}: {problems}") from None
 
 
-def read_settings(data: Any) -> tuple["Settings", list[str]]:
-    """Settings from `initializationOptions.modus`; a bad key is reported and left at its default."""
-    from pydantic import ValidationError
-
-    from protocol import Settings
-
-    if not isinstance(data, dict):
-        return Settings(), ([] if data is None else [f"modus settings must be an object, got {type(data).__name__}"])
-    good: dict[str, Any] = {}
-    problems: list[str] = []
-    for key, value in data.items():
-        try:
-            Settings.model_validate({key: value})
-        except ValidationError as exc:
-            for e in exc.errors():
-                problems.append(f"modus.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}")
-            continue
-        good[key] = value
-    return Settings.model_validate(good), problems
-
-
 class ModusServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("modus", __version__, protocol_cls=ModusProtocol, converter_factory=converter)
@@ -180,6 +159,8 @@ class ModusServer(LanguageServer):
 
         options = params.initialization_options if params else None
         modus = options.get("modus") if isinstance(options, dict) else None
+        from ..settings import read_settings
+
         settings, self._settings_problems = read_settings(modus)
         self.host = LspHost(self)
         try:

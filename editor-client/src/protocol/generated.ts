@@ -726,7 +726,6 @@ export interface Requests {
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
   "modus/chat/open": { params: ChatOpenParams; result: State };
   "modus/chat/send": { params: ChatSendParams; result: ChatSendResult };
-  "modus/mcp/list": { params: EmptyParams; result: McpListResult };
   "modus/modes/list": { params: EmptyParams; result: ModesListResult };
   "modus/modes/switch": { params: ModesSwitchParams; result: State };
   "modus/phase/set": { params: PhaseSetParams; result: State };
@@ -755,7 +754,6 @@ export const Method = {
   chatList: "modus/chat/list",
   chatOpen: "modus/chat/open",
   chatSend: "modus/chat/send",
-  mcpList: "modus/mcp/list",
   modesList: "modus/modes/list",
   modesSwitch: "modus/modes/switch",
   phaseSet: "modus/phase/set",
@@ -779,4 +777,5 @@ export const Command = {
   START_IN_MODE: "modus.startInMode",
   SWITCH_MODE: "modus.switchMode",
   TOGGLE_PHASE: "modus.togglePhase",
+  TRUST_WORKSPACE_SETTINGS: "modus.trustWorkspaceSettings",
 } as const;

@@ -24,6 +24,7 @@ def register(server: "ModusServer") -> None:
     request(server, names.AGENTS_LIST, lambda s, p: s.list_agents())
 
     command(server, Command.SHOW_PROMPT, _show_prompt)
+    command(server, Command.TRUST_WORKSPACE_SETTINGS, lambda s, args: s.trust_workspace_settings())
 
 
 def _cancel(session, params):

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from ..server import MODE_FILE_GLOBS, read_settings
+from ...settings import read_settings
+from ..server import MODE_FILE_GLOBS
 
 if TYPE_CHECKING:
     from ..server import ModusServer

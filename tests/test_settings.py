@@ -1,0 +1,109 @@
+"""The settings in effect: the client's over the workspace's file over the global file over the
+defaults, each bad key named with its file, and the workspace's risky keys waiting for trust."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+
+from helpers import make_session
+from memory_host import MemoryHost
+
+
+def write(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+
+
+def workspace_file(root: Path) -> Path:
+    return root / ".modus" / "settings.json"
+
+
+def global_file(root: Path) -> Path:
+    return root / "settings.json"  # helpers.make_session puts the global modes file in the root
+
+
+def test_client_over_workspace_over_global_over_defaults_objects_merging_by_key(tmp_path):
+    write(workspace_file(tmp_path), {"commandTimeoutSeconds": 100, "members": [{"handle": "ws", "name": "W"}], "models": {"phases": {"plan": {"provider": "scripted", "script": "plan.yaml"}}}})
+    write(global_file(tmp_path), {"commandTimeoutSeconds": 200, "maxRetries": 7, "models": {"phases": {"act": {"provider": "scripted", "script": "act.yaml"}}}})
+    session = make_session(tmp_path, maxRequestsPerTurn=9)
+    try:
+        s = session.settings
+        assert (s.command_timeout_seconds, s.max_retries, s.max_requests_per_turn, s.max_consecutive_mistakes) == (100, 7, 9, 3)
+        assert s.models.phases.plan.script == "plan.yaml" and s.models.phases.act.script == "act.yaml"  # merged by key
+        assert [m.handle for m in s.members] == ["ws"]
+    finally:
+        session.close()
+
+
+def test_a_bad_key_is_named_with_its_file_and_the_rest_applies(tmp_path):
+    write(workspace_file(tmp_path), {"commandTimeoutSeconds": -5, "maxRetries": 1, "colour": "blue"})
+    write(global_file(tmp_path), "{not json")
+    host = MemoryHost()
+    session = make_session(tmp_path, host)
+    try:
+        assert session.settings.max_retries == 1 and session.settings.command_timeout_seconds == 120
+        shown = [text for _, text in host.messages]
+        ws = workspace_file(tmp_path)
+        assert f"{ws}: commandTimeoutSeconds: Input should be greater than 0" in shown
+        assert f"{ws}: colour: not a Modus setting" in shown
+        assert any(t.startswith(f"{global_file(tmp_path)}: not JSON: ") for t in shown)
+    finally:
+        session.close()
+
+
+def test_the_workspace_files_risky_keys_wait_for_the_users_trust(tmp_path):
+    risky = {"yolo": True, "autoApprove": {"command": True}, "maxRetries": 2}
+    write(workspace_file(tmp_path), risky)
+    host = MemoryHost()
+    session = make_session(tmp_path, host)
+    try:
+        assert session.settings.max_retries == 2  # the rest applies at once
+        assert not session.settings.yolo and not session.settings.auto_approve.command
+        [note] = [t for _, t in host.messages if "not applied" in t]
+        assert note == f"{workspace_file(tmp_path)} sets yolo, autoApprove: not applied until you trust this workspace's settings (command 'Modus: Trust Workspace Settings')."
+        session.trust_workspace_settings()
+        assert session.settings.yolo and session.settings.auto_approve.command
+    finally:
+        session.close()
+    again = make_session(tmp_path)  # trusted: kept outside the workspace, across restarts
+    try:
+        assert again.settings.yolo
+    finally:
+        again.close()
+    write(workspace_file(tmp_path), {**risky, "autoApprove": {"command": True, "edit": True}})
+    changed = make_session(tmp_path)  # other content: it waits for the user again
+    try:
+        assert not changed.settings.yolo and not changed.settings.auto_approve.edit
+    finally:
+        changed.close()
+
+
+def test_a_model_endpoint_from_the_workspace_waits_for_trust_the_global_files_does_not(tmp_path):
+    endpoint = {"models": {"default": {"provider": "openai", "baseUrl": "http://127.0.0.1:9", "apiKeyEnv": "MY_KEY"}}}
+    write(workspace_file(tmp_path), endpoint)
+    session = make_session(tmp_path)
+    try:
+        assert session.settings.models.default.base_url is None
+    finally:
+        session.close()
+    workspace_file(tmp_path).unlink()
+    write(global_file(tmp_path), endpoint)
+    session = make_session(tmp_path)
+    try:
+        assert session.settings.models.default.base_url == "http://127.0.0.1:9"
+    finally:
+        session.close()
+
+
+async def test_a_changed_file_applies_without_a_restart(tmp_path):
+    session = make_session(tmp_path)
+    async with session.running():
+        assert session.settings.max_retries == 3
+        write(workspace_file(tmp_path), {"maxRetries": 0, "members": [{"handle": "sam", "name": "Sam"}]})
+        assert session.stale()
+        await session.refresh()
+        assert session.settings.max_retries == 0 and session.list_agents().members[0].handle == "sam"
+    session.close()
