@@ -21,6 +21,7 @@ import {
   ViewState,
 } from '../src/protocol/view';
 import { inlineCode, parseMarkdown, section } from '../src/webview/markdown';
+import { candidates, insertMention, mentionAt } from '../src/webview/mentions';
 import { CLIENT_DIR } from './server';
 
 const C = 'conv-1';
@@ -535,5 +536,44 @@ describe('several agents', () => {
       'user: thanks',
       'architect: assistant: You are welcome.',
     ]);
+  });
+});
+
+describe('@-completion', () => {
+  const list = {
+    agents: [
+      { name: 'architect', topLevel: true, mode: 'architect', source: 'workspace' as const },
+      { name: 'Ask-bot', topLevel: false, mode: 'ask', source: 'settings' as const },
+      { name: 'coder', topLevel: false, mode: 'code', source: 'workspace' as const },
+    ],
+    members: [{ handle: 'alice', name: 'Alice Liddell' }],
+  };
+  const names = (slug: string) => ({ architect: 'Architect', ask: 'Ask', code: 'Code' })[slug] ?? slug;
+
+  it('finds the @ token before the caret, where the server would read a mention', () => {
+    assert.deepEqual(mentionAt('@', 1), { start: 0, end: 1, query: '' });
+    assert.deepEqual(mentionAt('hi @arc', 7), { start: 3, end: 7, query: 'arc' });
+    assert.deepEqual(mentionAt('hi @arc more', 5), { start: 3, end: 7, query: 'a' }, 'the whole token is replaced');
+    assert.deepEqual(mentionAt('(@code-r', 8), { start: 1, end: 8, query: 'code-r' });
+    assert.equal(mentionAt('sam@host', 8), null, 'an address');
+    assert.equal(mentionAt('hi @arc and', 11), null, 'the caret left the token');
+    assert.equal(mentionAt('no mention', 5), null);
+  });
+
+  it('lists agents in configuration order, then members, by a prefix of the name, case ignored', () => {
+    assert.deepEqual(candidates(list, '', names), [
+      { name: 'architect', kind: 'top-level', detail: 'Architect' },
+      { name: 'Ask-bot', kind: 'subordinate', detail: 'Ask' },
+      { name: 'coder', kind: 'subordinate', detail: 'Code' },
+      { name: 'alice', kind: 'member', detail: 'Alice Liddell' },
+    ]);
+    assert.deepEqual(candidates(list, 'A', names).map((c) => c.name), ['architect', 'Ask-bot', 'alice']);
+    assert.deepEqual(candidates(list, 'ask-', names).map((c) => c.name), ['Ask-bot']);
+    assert.deepEqual(candidates(list, 'z', names), []);
+  });
+
+  it('puts @name and one space in place of the token, the caret after it', () => {
+    assert.deepEqual(insertMention('hi @ar', { start: 3, end: 6, query: 'ar' }, 'architect'), { text: 'hi @architect ', caret: 14 });
+    assert.deepEqual(insertMention('@ar design', { start: 0, end: 3, query: 'ar' }, 'architect'), { text: '@architect design', caret: 11 });
   });
 });
