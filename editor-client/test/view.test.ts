@@ -506,6 +506,22 @@ describe('several agents', () => {
     ]);
   });
 
+  it('a user message while a turn runs keeps its place: what the turn shows after it goes in a block below it', () => {
+    const view = replay([
+      up({ kind: 'turn_started', turnId: 't', agent: 'modus' }),
+      up({ kind: 'message', turnId: 't', agent: 'modus', role: 'assistant', text: 'Reading.' }),
+      up({ kind: 'tool_call', turnId: 't', agent: 'modus', toolCallId: 'r', name: 'read_file', params: { path: 'a' }, status: 'running' }),
+      up({ kind: 'message', role: 'user', text: 'and b too' }),
+      up({ kind: 'tool_call', turnId: 't', agent: 'modus', toolCallId: 'r', name: 'read_file', params: { path: 'a' }, status: 'completed', result: 'x' }),
+      up({ kind: 'message', turnId: 't', agent: 'modus', role: 'assistant', text: 'Reading b as well.' }),
+    ]);
+    assert.deepEqual(blocks(view), ['modus: assistant: Reading. | tool read_file completed', 'user: and b too', 'modus: assistant: Reading b as well.']);
+    assert.deepEqual(
+      layout(view).flatMap((item) => (item.type === 'turn' ? [item.key] : [])),
+      ['t#1', 't#2'],
+    );
+  });
+
   it('a turn whose start was missed (the view opened meanwhile) is named by its updates', () => {
     const view = replay([up({ kind: 'message_delta', turnId: 'x', agent: 'coder', text: 'still going' })]);
     assert.deepEqual(blocks(view), ['coder: assistant: still going']);

@@ -586,6 +586,8 @@ export function splitFeedback(message: string): { text: string; feedback?: strin
 /** A turn's block in the chat: the agent's name, who woke it, and what the turn showed. */
 export interface TurnBlock {
   type: 'turn';
+  /** the block's own id: the turn's, and which of its blocks (a user message in between starts another) */
+  key: string;
   turnId: string;
   agent: string;
   wokenBy?: string;
@@ -597,22 +599,25 @@ export type LayoutItem = { type: 'entry'; entry: Entry } | TurnBlock;
 /**
  * The chat in the order shown: the entries as they came, except that the entries of one turn
  * stay together in its block, placed where the turn first showed something. Two agents at work
- * at once show as two blocks, each growing by itself, never as one text interleaved.
+ * at once show as two blocks, each growing by itself, never as one text interleaved. A user
+ * message keeps its place in time: what a turn shows after it goes in a new block below it.
  */
 export function layout(view: ViewState): LayoutItem[] {
   const items: LayoutItem[] = [];
-  const blocks = new Map<string, TurnBlock>();
+  const open = new Map<string, TurnBlock>(); // the blocks since the last user message
+  let blocks = 0;
   for (const entry of view.entries) {
     const turnId = 'turnId' in entry ? entry.turnId : undefined;
+    if (entry.type === 'user') open.clear();
     if (!turnId) {
       items.push({ type: 'entry', entry });
       continue;
     }
-    let block = blocks.get(turnId);
+    let block = open.get(turnId);
     if (!block) {
       const info = view.turns[turnId];
-      block = { type: 'turn', turnId, agent: info?.agent ?? 'Modus', wokenBy: info?.wokenBy, entries: [] };
-      blocks.set(turnId, block);
+      block = { type: 'turn', key: `${turnId}#${++blocks}`, turnId, agent: info?.agent ?? 'Modus', wokenBy: info?.wokenBy, entries: [] };
+      open.set(turnId, block);
       items.push(block);
     }
     block.entries.push(entry);

@@ -48,7 +48,7 @@ let view: ViewState = initialView();
 let listOpen = false;
 /** rendered entries: id -> (signature of the entry it shows, element) */
 const rendered = new Map<string, { sig: string; el: HTMLElement }>();
-/** rendered turn blocks: turnId -> (signature of the header, block, the element its entries go in) */
+/** rendered turn blocks: key -> (signature of the header, block, the element its entries go in) */
 const blocks = new Map<string, { sig: string; el: HTMLElement; body: HTMLElement }>();
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -164,13 +164,13 @@ const REFUSED_MENTIONS = 'Mentions not delivered:';
 /** A turn's block: the agent's name and who woke it, then what the turn showed (placed by render). */
 function renderTurn(b: TurnBlock): { sig: string; el: HTMLElement; body: HTMLElement } {
   const sig = JSON.stringify([b.agent, b.wokenBy ?? null]);
-  let r = blocks.get(b.turnId);
+  let r = blocks.get(b.key);
   if (!r) {
     const body = el('div', 'turn-body');
     r = { sig: '', el: el('div', 'turn', undefined, el('div', 'turn-head'), body), body };
     r.el.dataset.turn = b.turnId;
     r.el.setAttribute('role', 'group');
-    blocks.set(b.turnId, r);
+    blocks.set(b.key, r);
   }
   if (r.sig !== sig) {
     r.sig = sig;
@@ -532,7 +532,7 @@ function render() {
       if (!inside.has(item.entry)) prev = place(log, node, prev);
       continue;
     }
-    keepBlocks.add(item.turnId);
+    keepBlocks.add(item.key);
     const block = renderTurn(item);
     prev = place(log, block.el, prev);
     let inner: Element | null = null;
@@ -562,10 +562,10 @@ function render() {
       rendered.delete(id);
     }
   }
-  for (const [turnId, b] of blocks) {
-    if (!keepBlocks.has(turnId)) {
+  for (const [key, b] of blocks) {
+    if (!keepBlocks.has(key)) {
       b.el.remove();
-      blocks.delete(turnId);
+      blocks.delete(key);
     }
   }
   if (view.entries.length === 0 && !log.querySelector('.empty')) {
@@ -671,8 +671,7 @@ function completionKey(ev: KeyboardEvent): boolean {
   const c = completion!;
   const n = c.items.length;
   if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
-    c.active = (c.active + (ev.key === 'ArrowDown' ? 1 : n - 1)) % n;
-    renderCompletion();
+    showCompletion({ ...c, active: (c.active + (ev.key === 'ArrowDown' ? 1 : n - 1)) % n });
     return true;
   }
   if ((ev.key === 'Enter' || ev.key === 'Tab') && !ev.shiftKey) {
