@@ -411,6 +411,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         return this.listConversations();
       case 'openConversation':
         return this.openConversation(m.conversationId);
+      case 'listAgents':
+        return this.listAgents();
       case 'fixServer':
         return this.fixServer(m.fix);
     }
@@ -554,6 +556,19 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     } catch (err) {
       this.dispatch({ type: 'conversations', conversations: [] });
       this.dispatch({ type: 'error', text: `Could not list the conversations: ${errorMessage(err)}` });
+    }
+  }
+
+  /**
+   * The agents and members for the composer's @-completion, asked for each time the composer
+   * gains focus (so a changed agents file shows up). Quiet: the composer asks on its own.
+   */
+  private async listAgents(): Promise<void> {
+    if (!this.api) return;
+    try {
+      this.dispatch({ type: 'agents', agents: await this.api.agents() });
+    } catch (err) {
+      this.output.appendLine(`modus: could not list the agents: ${errorMessage(err)}`);
     }
   }
 

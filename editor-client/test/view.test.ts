@@ -10,6 +10,7 @@ import {
   describe as lines,
   gatedApprovals,
   initialView,
+  layout,
   planApprovals,
   planBadge,
   planShown,
@@ -20,6 +21,7 @@ import {
   ViewState,
 } from '../src/protocol/view';
 import { inlineCode, parseMarkdown, section } from '../src/webview/markdown';
+import { candidates, insertMention, mentionAt } from '../src/webview/mentions';
 import { CLIENT_DIR } from './server';
 
 const C = 'conv-1';
@@ -444,5 +446,150 @@ describe('plan markdown', () => {
       { code: true, text: 'a`b' },
       { code: false, text: ' and ` open' },
     ]);
+  });
+});
+
+describe('several agents', () => {
+  /** The layout in short: a turn's block as `agent (woken by x): line | line`, other entries as their line. */
+  const blocks = (view: ViewState) =>
+    layout(view).map((item) =>
+      item.type === 'entry'
+        ? lines({ ...view, entries: [item.entry] })[0]
+        : `${item.agent}${item.wokenBy ? ` (woken by ${item.wokenBy})` : ''}: ${lines({ ...view, entries: item.entries }).join(' | ')}`,
+    );
+
+  it('keeps two turns streaming at once in two blocks, each with its text and its tool cards', () => {
+    const view = replay([
+      up({ kind: 'message', role: 'user', text: '@architect @coder go' }),
+      up({ kind: 'turn_started', turnId: 'a', agent: 'architect' }),
+      up({ kind: 'turn_started', turnId: 'c', agent: 'coder' }),
+      up({ kind: 'message_delta', turnId: 'a', agent: 'architect', text: 'Design' }),
+      up({ kind: 'message_delta', turnId: 'c', agent: 'coder', text: 'Code' }),
+      up({ kind: 'message_delta', turnId: 'a', agent: 'architect', text: 'ing.' }),
+      up({ kind: 'tool_call', turnId: 'c', agent: 'coder', toolCallId: 'r', name: 'read_file', params: { path: 'a.py' }, status: 'running' }),
+      up({ kind: 'message_delta', turnId: 'c', agent: 'coder', text: 'Read it.' }),
+      up({ kind: 'tool_call', turnId: 'a', agent: 'architect', toolCallId: 'w', name: 'write_to_file', params: { path: 'd.md' }, status: 'pending' }),
+      up({ kind: 'message_delta', turnId: 'a', agent: 'architect', text: ' Written.' }),
+    ]);
+    assert.deepEqual(blocks(view), [
+      'user: @architect @coder go',
+      'architect: assistant: Designing. | tool write_to_file pending | assistant:  Written.',
+      'coder: assistant: Code | tool read_file running | assistant: Read it.',
+    ]);
+    assert.deepEqual(lines(view), [
+      'user: @architect @coder go',
+      'assistant: Designing.',
+      'tool write_to_file pending',
+      'assistant:  Written.',
+      'assistant: Code',
+      'tool read_file running',
+      'assistant: Read it.',
+    ]);
+  });
+
+  it('names who woke a turn, and puts the refused mentions, a failed end and a mode change by the model in their turn', () => {
+    const view = replay([
+      up({ kind: 'turn_started', turnId: 'a', agent: 'architect' }),
+      up({ kind: 'message', turnId: 'a', agent: 'architect', role: 'assistant', text: 'Over to @coder.' }),
+      up({ kind: 'turn_ended', turnId: 'a', agent: 'architect', outcome: 'completed' }),
+      up({ kind: 'turn_started', turnId: 'c', agent: 'coder', wokenBy: 'architect' }),
+      up({ kind: 'mode_changed', agent: 'coder', from: 'code', to: 'debug', taskId: 'k', by: 'model' }),
+      up({ kind: 'message', turnId: 'c', agent: 'coder', role: 'assistant', text: 'Done, @architect.' }),
+      up({ kind: 'message', turnId: 'c', agent: 'coder', role: 'system', text: 'Mentions not delivered: @architect (already in this chain).' }),
+      up({ kind: 'turn_ended', turnId: 'c', agent: 'coder', outcome: 'failed' }),
+      up({ kind: 'mode_changed', agent: 'coder', from: 'debug', to: 'code', taskId: 'k2', by: 'user' }),
+    ]);
+    assert.deepEqual(blocks(view), [
+      'architect: assistant: Over to @coder.',
+      'coder (woken by architect): mode code -> debug | assistant: Done, @architect. | system: Mentions not delivered: @architect (already in this chain). | turn failed',
+      'mode debug -> code',
+    ]);
+  });
+
+  it('a user message while a turn runs keeps its place: what the turn shows after it goes in a block below it', () => {
+    const view = replay([
+      up({ kind: 'turn_started', turnId: 't', agent: 'modus' }),
+      up({ kind: 'message', turnId: 't', agent: 'modus', role: 'assistant', text: 'Reading.' }),
+      up({ kind: 'tool_call', turnId: 't', agent: 'modus', toolCallId: 'r', name: 'read_file', params: { path: 'a' }, status: 'running' }),
+      up({ kind: 'message', role: 'user', text: 'and b too' }),
+      up({ kind: 'tool_call', turnId: 't', agent: 'modus', toolCallId: 'r', name: 'read_file', params: { path: 'a' }, status: 'completed', result: 'x' }),
+      up({ kind: 'message', turnId: 't', agent: 'modus', role: 'assistant', text: 'Reading b as well.' }),
+    ]);
+    assert.deepEqual(blocks(view), ['modus: assistant: Reading. | tool read_file completed', 'user: and b too', 'modus: assistant: Reading b as well.']);
+    assert.deepEqual(
+      layout(view).flatMap((item) => (item.type === 'turn' ? [item.key] : [])),
+      ['t#1', 't#2'],
+    );
+  });
+
+  it('a turn whose start was missed (the view opened meanwhile) is named by its updates', () => {
+    const view = replay([up({ kind: 'message_delta', turnId: 'x', agent: 'coder', text: 'still going' })]);
+    assert.deepEqual(blocks(view), ['coder: assistant: still going']);
+  });
+
+  it('a stored conversation shows each agent’s messages after a user message as one turn', () => {
+    const message = (role: HistoryMessage['role'], text: string, agent?: string, metadata: Record<string, unknown> = {}): HistoryMessage =>
+      ({ id: `m-${text}`, role, text, metadata, ...(agent ? { agent } : {}) });
+    const view = reduce(initialView(), {
+      type: 'history',
+      conversationId: C,
+      messages: [
+        message('user', 'design the cache', undefined, { typed: '@architect design the cache' }),
+        message('assistant', 'An LRU. @coder, build it.', 'architect'),
+        message('assistant', 'Reading.', 'coder', { toolCalls: [{ id: 'r', name: 'read_file', arguments: { path: 'a.py' } }] }),
+        message('assistant', 'Noted.', 'architect'),
+        message('tool', 'x = 1', undefined, { toolCallId: 'r', name: 'read_file', isError: false }),
+        message('assistant', 'Built, @architect.', 'coder'),
+        message('system', 'Mentions not delivered: @architect (already in this chain).', 'coder'),
+        message('user', 'thanks'),
+        message('assistant', 'You are welcome.', 'architect'),
+      ],
+    });
+    assert.deepEqual(blocks(view), [
+      'user: @architect design the cache',
+      'architect: assistant: An LRU. @coder, build it. | assistant: Noted.',
+      'coder: assistant: Reading. | tool read_file completed | assistant: Built, @architect. | system: Mentions not delivered: @architect (already in this chain).',
+      'user: thanks',
+      'architect: assistant: You are welcome.',
+    ]);
+  });
+});
+
+describe('@-completion', () => {
+  const list = {
+    agents: [
+      { name: 'architect', topLevel: true, mode: 'architect', source: 'workspace' as const },
+      { name: 'Ask-bot', topLevel: false, mode: 'ask', source: 'settings' as const },
+      { name: 'coder', topLevel: false, mode: 'code', source: 'workspace' as const },
+    ],
+    members: [{ handle: 'alice', name: 'Alice Liddell' }],
+  };
+  const names = (slug: string) => ({ architect: 'Architect', ask: 'Ask', code: 'Code' })[slug] ?? slug;
+
+  it('finds the @ token before the caret, where the server would read a mention', () => {
+    assert.deepEqual(mentionAt('@', 1), { start: 0, end: 1, query: '' });
+    assert.deepEqual(mentionAt('hi @arc', 7), { start: 3, end: 7, query: 'arc' });
+    assert.deepEqual(mentionAt('hi @arc more', 5), { start: 3, end: 7, query: 'a' }, 'the whole token is replaced');
+    assert.deepEqual(mentionAt('(@code-r', 8), { start: 1, end: 8, query: 'code-r' });
+    assert.equal(mentionAt('sam@host', 8), null, 'an address');
+    assert.equal(mentionAt('hi @arc and', 11), null, 'the caret left the token');
+    assert.equal(mentionAt('no mention', 5), null);
+  });
+
+  it('lists agents in configuration order, then members, by a prefix of the name, case ignored', () => {
+    assert.deepEqual(candidates(list, '', names), [
+      { name: 'architect', kind: 'top-level', detail: 'Architect' },
+      { name: 'Ask-bot', kind: 'subordinate', detail: 'Ask' },
+      { name: 'coder', kind: 'subordinate', detail: 'Code' },
+      { name: 'alice', kind: 'member', detail: 'Alice Liddell' },
+    ]);
+    assert.deepEqual(candidates(list, 'A', names).map((c) => c.name), ['architect', 'Ask-bot', 'alice']);
+    assert.deepEqual(candidates(list, 'ask-', names).map((c) => c.name), ['Ask-bot']);
+    assert.deepEqual(candidates(list, 'z', names), []);
+  });
+
+  it('puts @name and one space in place of the token, the caret after it', () => {
+    assert.deepEqual(insertMention('hi @ar', { start: 3, end: 6, query: 'ar' }, 'architect'), { text: 'hi @architect ', caret: 14 });
+    assert.deepEqual(insertMention('@ar design', { start: 0, end: 3, query: 'ar' }, 'architect'), { text: '@architect design', caret: 11 });
   });
 });

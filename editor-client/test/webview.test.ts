@@ -607,3 +607,161 @@ describe('chat webview: the plan card and the todo panel', () => {
     await page.close();
   });
 });
+
+describe('chat webview: several agents and the @-completion', () => {
+  let browser: Browser;
+  const conversationId = 'conv-agents';
+  const agents: Action = {
+    type: 'agents',
+    agents: {
+      agents: [
+        { name: 'architect', topLevel: true, mode: 'architect', source: 'workspace' },
+        { name: 'coder', topLevel: false, mode: 'code', source: 'workspace' },
+      ],
+      members: [{ handle: 'alice', name: 'Alice <b>Liddell</b>' }],
+    },
+  };
+  const modes: Action = {
+    type: 'modes',
+    modes: {
+      current: 'architect',
+      modes: [
+        { slug: 'architect', name: 'Architect', description: null, whenToUse: null, source: 'builtin', groups: [] },
+        { slug: 'code', name: 'Code', description: null, whenToUse: null, source: 'builtin', groups: [] },
+      ],
+    },
+  };
+  const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
+  const open = async (actions: Action[] = []) => {
+    const page = await openChat(browser, { width: 360, height: 700 });
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, modes, ...actions]));
+    return page;
+  };
+  /** the rows of the completion: name | kind | detail, and which is selected */
+  const rows = (page: Page) =>
+    page.locator('#mentions [role="option"]').evaluateAll((items) =>
+      items.map((o) => `${[...o.children].map((c) => c.textContent).join(' | ')}${o.getAttribute('aria-selected') === 'true' ? ' *' : ''}`),
+    );
+
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('asks for the agents when the composer gains focus; @ opens the list, typing filters it, the arrows and Enter pick', async () => {
+    const page = await open();
+    const input = page.locator('#input');
+    const list = page.getByRole('listbox', { name: 'Agents and members' });
+    await input.focus();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'listAgents'), [{ type: 'listAgents' }]);
+    await feed(page, toWebview([agents]));
+    assert.equal(await list.isVisible(), false);
+
+    await page.keyboard.type('@');
+    await list.waitFor();
+    assert.deepEqual(await rows(page), [
+      'architect | top-level | Architect *',
+      'coder | subordinate | Code',
+      'alice | member | Alice <b>Liddell</b>',
+    ]);
+    assert.equal(await list.locator('b').count(), 0, 'names are text');
+    const active = async () => page.locator(`#${await input.getAttribute('aria-activedescendant')}`).textContent();
+    assert.equal(await active(), 'architecttop-levelArchitect');
+
+    await page.keyboard.type('A');
+    assert.deepEqual(await rows(page), ['architect | top-level | Architect *', 'alice | member | Alice <b>Liddell</b>']);
+    await page.keyboard.press('ArrowDown');
+    assert.deepEqual(await rows(page), ['architect | top-level | Architect', 'alice | member | Alice <b>Liddell</b> *']);
+    assert.match((await active()) ?? '', /^alice/);
+    await page.keyboard.press('ArrowDown'); // round to the first
+    await page.keyboard.press('ArrowUp');
+    assert.match((await active()) ?? '', /^alice/);
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('Enter');
+    assert.equal(await list.isVisible(), false);
+    assert.equal(await input.inputValue(), '@architect ');
+    assert.equal(await input.getAttribute('aria-activedescendant'), null);
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'send'), [], 'Enter picked, it did not send');
+
+    await page.keyboard.type('design the cache');
+    await page.keyboard.press('Enter');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'send'), [{ type: 'send', text: '@architect design the cache' }]);
+    await page.close();
+  });
+
+  it('Escape closes the list (it stays closed in that mention), Tab and a click pick, an address opens nothing', async () => {
+    const page = await open([agents]);
+    const input = page.locator('#input');
+    const list = page.locator('#mentions');
+    await input.focus();
+    await page.keyboard.type('ask @co');
+    await list.waitFor();
+    assert.deepEqual(await rows(page), ['coder | subordinate | Code *']);
+    await page.keyboard.press('Escape');
+    assert.equal(await list.isVisible(), false);
+    await page.keyboard.type('d');
+    assert.equal(await list.isVisible(), false, 'still closed while typing the same mention');
+    assert.equal(await input.inputValue(), 'ask @cod');
+
+    await page.keyboard.type(' and @');
+    await list.waitFor();
+    await page.keyboard.type('c');
+    await page.keyboard.press('Tab');
+    assert.equal(await input.inputValue(), 'ask @cod and @coder ');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'input', 'Tab picked; the focus stays');
+
+    await page.keyboard.type('or @');
+    await list.getByRole('option', { name: /^alice/ }).click();
+    assert.equal(await input.inputValue(), 'ask @cod and @coder or @alice ');
+    assert.equal(await list.isVisible(), false);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'input');
+
+    await page.keyboard.type('mail sam@');
+    assert.equal(await list.isVisible(), false, 'sam@ is an address');
+    await page.keyboard.type(' @zz');
+    assert.equal(await list.isVisible(), false, 'nothing matches');
+    await page.close();
+  });
+
+  it('shows two agents streaming at once as two blocks, headed by the agent and who woke it; the refused mentions as a muted line', async () => {
+    const page = await open([
+      up({ kind: 'message', role: 'user', text: '@architect design the cache' }),
+      up({ kind: 'turn_started', turnId: 'a', agent: 'architect' }),
+      up({ kind: 'message_delta', turnId: 'a', agent: 'architect', text: 'An LRU ' }),
+      up({ kind: 'turn_started', turnId: 'c', agent: 'coder', wokenBy: 'architect' }),
+      up({ kind: 'message_delta', turnId: 'c', agent: 'coder', text: 'Reading ' }),
+      up({ kind: 'message_delta', turnId: 'a', agent: 'architect', text: 'in front ' }),
+      up({ kind: 'tool_call', turnId: 'c', agent: 'coder', toolCallId: 'r1', name: 'read_file', params: { path: 'store.py' }, status: 'running' }),
+      up({ kind: 'message_delta', turnId: 'c', agent: 'coder', text: 'Built it, @architect.' }),
+      up({ kind: 'message_delta', turnId: 'a', agent: 'architect', text: 'of the store.' }),
+    ]);
+    const turns = page.locator('#log > .turn');
+    await turns.nth(1).waitFor();
+    assert.equal(await turns.count(), 2);
+    const architect = page.getByRole('group', { name: 'architect', exact: true });
+    const coder = page.getByRole('group', { name: 'coder, woken by architect' });
+    assert.equal(await architect.locator('.turn-head').textContent(), 'architect');
+    assert.equal(await coder.locator('.turn-agent').textContent(), 'coder');
+    assert.equal(await coder.locator('.woken-by').textContent(), 'woken by architect');
+    assert.deepEqual(await architect.locator('.msg.assistant .text').allTextContents(), ['An LRU in front of the store.']);
+    assert.deepEqual(await coder.locator('.msg.assistant .text').allTextContents(), ['Reading ', 'Built it, @architect.']);
+    assert.equal(await coder.locator('.card.tool[data-tool="read_file"]').count(), 1, 'the tool card is in its turn');
+    assert.equal(await page.locator('.msg.assistant .who').count(), 0, 'the block names the agent, once');
+
+    await feed(page, toWebview([
+      up({ kind: 'message', turnId: 'a', agent: 'architect', role: 'assistant', text: 'An LRU in front of the store. @coder, build it.' }),
+      up({ kind: 'turn_ended', turnId: 'a', agent: 'architect', outcome: 'completed' }),
+      up({ kind: 'message', turnId: 'c', agent: 'coder', role: 'system', text: 'Mentions not delivered: @architect (already in this chain).' }),
+      up({ kind: 'turn_ended', turnId: 'c', agent: 'coder', outcome: 'completed' }),
+    ]));
+    assert.deepEqual(await architect.locator('.msg.assistant .text').allTextContents(), ['An LRU in front of the store. @coder, build it.']);
+    const refused = coder.locator('.msg.system.mentions-refused');
+    assert.equal(await refused.textContent(), 'Mentions not delivered: @architect (already in this chain).');
+    assert.equal(await page.locator('.mentions-refused').count(), 1);
+    const style = await refused.evaluate((e) => [getComputedStyle(e).color, getComputedStyle(e).fontStyle, e.closest('[role="alert"]')]);
+    assert.deepEqual(style, ['rgb(157, 157, 157)', 'normal', null], 'muted, not an alert');
+    await page.close();
+  });
+});

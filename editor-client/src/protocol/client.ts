@@ -79,6 +79,10 @@ export class ModusApi {
   planReject(feedback?: string) {
     return this.request(Method.planReject, feedback ? { feedback } : {});
   }
+  /** The agents and members that can be @-mentioned (the workspace's agents file read afresh). */
+  agents() {
+    return this.request(Method.agentsList, {});
+  }
   /** An agent's todo list (none: the default agent's). */
   todos(agent?: string) {
     return this.request(Method.todosGet, agent ? { agent } : {});

@@ -2,6 +2,7 @@
 // (`modus/update` notifications, `modus/approval` requests, request results). Pure functions,
 // no `vscode`, no DOM: the extension and the webview run the same reducer on the same actions.
 import type {
+  AgentsListResult,
   ApprovalRequest,
   ApprovalResponse,
   ChatSendResult,
@@ -20,23 +21,28 @@ import type {
 export type ToolStatus = 'pending' | 'running' | 'completed' | 'failed';
 export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancelled';
 
+/**
+ * What the chat shows. An entry with a `turnId` belongs to that agent turn: the sidebar shows it
+ * in the turn's block (see `layout`), under the agent's name.
+ */
 export type Entry =
   | { type: 'user'; id: string; text: string }
   | { type: 'assistant'; id: string; turnId?: string; agent?: string; text: string; streaming: boolean }
-  | { type: 'system'; id: string; text: string }
+  | { type: 'system'; id: string; turnId?: string; text: string }
   | {
       type: 'tool';
       id: string;
+      turnId?: string;
       name: string;
       params: Record<string, unknown>;
       status: ToolStatus;
       result?: string;
       error?: ToolError;
     }
-  | { type: 'mode'; id: string; from: string; to: string; reason?: string; by: 'user' | 'model' }
-  | { type: 'phase'; id: string; from: string; to: string }
-  | { type: 'approval'; id: string; request: ApprovalRequest; status: ApprovalStatus; feedback?: string }
-  | { type: 'turn'; id: string; agent: string; outcome: string }
+  | { type: 'mode'; id: string; turnId?: string; from: string; to: string; reason?: string; by: 'user' | 'model' }
+  | { type: 'phase'; id: string; turnId?: string; from: string; to: string }
+  | { type: 'approval'; id: string; turnId?: string; request: ApprovalRequest; status: ApprovalStatus; feedback?: string }
+  | { type: 'turn'; id: string; turnId?: string; agent: string; outcome: string }
   | { type: 'error'; id: string; text: string };
 
 /**
@@ -65,6 +71,12 @@ export interface PlanStep {
   status: 'done' | 'current' | 'pending';
 }
 
+/** An agent's turn: whose it is and, when another agent's mention started it, which one. */
+export interface TurnInfo {
+  agent: string;
+  wokenBy?: string;
+}
+
 /** The language server process, as the chat shows it (the composer gives way to `failed`). */
 export interface ServerView {
   status: 'starting' | 'running' | 'failed';
@@ -81,6 +93,10 @@ export interface ViewState {
   entries: Entry[];
   /** turnIds of the turns running now */
   running: string[];
+  /** the turns of the conversation shown, by turnId (a stored conversation's are made up: see fromHistory) */
+  turns: Record<string, TurnInfo>;
+  /** the agents and members that can be @-mentioned, once asked for (`modus/agents/list`) */
+  agents: AgentsListResult | null;
   plan: PlanView | null;
   todos: Todo[];
   /** the conversation list, once asked for */
@@ -104,7 +120,9 @@ export type Action =
   | { type: 'history'; conversationId: string; messages: HistoryMessage[] }
   | { type: 'conversations'; conversations: ConversationSummary[] | null }
   /** the todo list as `modus/todos/get` answers it (on start, so a reload shows it) */
-  | { type: 'todos'; todos: Todo[] };
+  | { type: 'todos'; todos: Todo[] }
+  /** the agents and members as `modus/agents/list` answers it (asked for by the composer) */
+  | { type: 'agents'; agents: AgentsListResult };
 
 export function initialView(): ViewState {
   return {
@@ -115,6 +133,8 @@ export function initialView(): ViewState {
     modes: [],
     entries: [],
     running: [],
+    turns: {},
+    agents: null,
     plan: null,
     todos: [],
     conversations: null,
@@ -148,8 +168,11 @@ export function reduce(view: ViewState, action: Action): ViewState {
       const slug = action.modes.current;
       return { ...next, mode: { slug, name: modeName(next, slug) } };
     }
-    case 'approval':
-      return push(view, { type: 'approval', id: action.id, request: action.request, status: 'pending' });
+    case 'approval': {
+      // asked in the agent's turn (one inside its tool card goes there: gatedApprovals)
+      const turnId = runningTurnOf(view, action.request.agent);
+      return push(view, { type: 'approval', id: action.id, turnId, request: action.request, status: 'pending' });
+    }
     case 'approvalAnswered':
       return patch(view, action.id, 'approval', (e) => ({
         ...e,
@@ -164,6 +187,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         conversationId: action.conversationId,
         entries: pendingApprovals(view),
         running: [],
+        turns: {},
         plan: livePlan(view),
       };
     case 'sent':
@@ -178,6 +202,8 @@ export function reduce(view: ViewState, action: Action): ViewState {
       return fromHistory(view, action.conversationId, action.messages);
     case 'todos':
       return { ...view, todos: action.todos };
+    case 'agents':
+      return { ...view, agents: action.agents };
   }
 }
 
@@ -190,32 +216,49 @@ export function reduce(view: ViewState, action: Action): ViewState {
  * with the same card), else failed as Interrupted. A model's switch_mode that succeeded shows the
  * mode change after its card; a switch the user made is not in the history. Approvals still
  * waiting for an answer stay, after the conversation.
+ *
+ * The stored messages name their agent but not their turn: an agent's messages after the same
+ * user message are shown as one turn (`stored:<n>:<agent>`, n counting the user messages).
  */
 function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[]): ViewState {
-  let next: ViewState = { ...view, conversationId, entries: [], running: [], plan: livePlan(view) };
+  let next: ViewState = { ...view, conversationId, entries: [], running: [], turns: {}, plan: livePlan(view) };
   const answers = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.metadata.toolCallId, m]));
   const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
   let mode: unknown; // the mode of the latest reply
+  let asked = 0; // the user messages so far
+  const turnOf = (agent: string | null | undefined): string | undefined => {
+    if (!agent) return undefined;
+    const turnId = `stored:${asked}:${agent}`;
+    next = noteTurn(next, turnId, agent);
+    return turnId;
+  };
   messages.forEach((m, i) => {
     // a message with @-mentions is shown as typed (the agents got it without them)
     const typed = typeof m.metadata.typed === 'string' ? m.metadata.typed : m.text;
-    if (m.role === 'user') next = pushLocal(next, (id) => ({ type: 'user', id, text: typed }));
-    else if (m.role === 'system') next = pushLocal(next, (id) => ({ type: 'system', id, text: m.text }));
-    else if (m.role === 'tool') next = storedResult(next, m, mode);
+    if (m.role === 'user') {
+      asked++;
+      next = pushLocal(next, (id) => ({ type: 'user', id, text: typed }));
+    } else if (m.role === 'system') {
+      const turnId = turnOf(m.agent);
+      next = pushLocal(next, (id) => ({ type: 'system', id, turnId, text: m.text }));
+    } else if (m.role === 'tool') next = storedResult(next, m, mode);
     else {
       mode = m.metadata.mode;
-      if (m.text) next = pushAssistant(next, { agent: m.agent ?? undefined, text: m.text }, false);
+      const agent = m.agent ?? undefined;
+      const turnId = turnOf(agent);
+      if (m.text) next = pushAssistant(next, { turnId, agent, text: m.text }, false);
       for (const c of storedCalls(m.metadata.toolCalls)) {
         const answer = answers.get(c.id);
         if (RESPOND_TOOLS.has(c.name) && answer?.metadata.isError !== true) {
           // shown live as the assistant's message (a blocked second act_mode_respond was not)
-          if (!answer?.text.startsWith('[BLOCKED]')) next = pushAssistant(next, { agent: m.agent ?? undefined, text: respondText(c.arguments) }, false);
+          if (!answer?.text.startsWith('[BLOCKED]')) next = pushAssistant(next, { turnId, agent, text: respondText(c.arguments) }, false);
           continue;
         }
         const lost = !answer && i !== lastReply;
         next = push(next, {
           type: 'tool',
           id: `tool:${c.id}`,
+          turnId,
           name: c.name,
           params: c.arguments,
           status: lost ? 'failed' : 'pending',
@@ -258,12 +301,12 @@ function storedResult(view: ViewState, m: HistoryMessage, mode: unknown): ViewSt
   const to = call.params.mode_slug;
   if (call.name !== 'switch_mode' || typeof mode !== 'string' || typeof to !== 'string') return view;
   const reason = typeof call.params.reason === 'string' ? call.params.reason : undefined;
-  return insertAfter(view, id, (nid) => ({ type: 'mode', id: nid, from: mode, to, reason, by: 'model' }));
+  return insertAfter(view, id, (nid) => ({ type: 'mode', id: nid, turnId: call.turnId, from: mode, to, reason, by: 'model' }));
 }
 
-/** The approvals still waiting for an answer: a turn is blocked on each, whatever is shown. */
+/** The approvals still waiting for an answer: a turn is blocked on each, whatever is shown (on their own, after it). */
 function pendingApprovals(view: ViewState): Entry[] {
-  return view.entries.filter((e) => e.type === 'approval' && e.status === 'pending');
+  return view.entries.flatMap((e) => (e.type === 'approval' && e.status === 'pending' ? [{ ...e, turnId: undefined }] : []));
 }
 
 function applyUpdate(view: ViewState, u: Update): ViewState {
@@ -277,6 +320,7 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
     return pushLocal(adopt(next, u.conversationId), (id) => ({
       type: 'mode',
       id,
+      turnId: u.by === 'model' ? runningTurnOf(view, u.agent) : undefined,
       from: u.from,
       to: u.to,
       reason: u.reason,
@@ -286,17 +330,23 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
   if (u.kind === 'phase_changed') {
     const next = { ...view, phase: u.to };
     if (!sameConversation(view, u.conversationId)) return next;
-    return pushLocal(adopt(next, u.conversationId), (id) => ({ type: 'phase', id, from: u.from, to: u.to }));
+    const turnId = u.by === 'model' ? runningTurnOf(view, u.agent) : undefined;
+    return pushLocal(adopt(next, u.conversationId), (id) => ({ type: 'phase', id, turnId, from: u.from, to: u.to }));
   }
   if (!sameConversation(view, u.conversationId)) return view;
   view = adopt(view, u.conversationId);
+  // every update of a turn names its agent: the turn is known even when its start was missed
+  if ('turnId' in u && u.turnId && u.agent) view = noteTurn(view, u.turnId, u.agent);
   switch (u.kind) {
     case 'turn_started':
-      return { ...view, running: [...view.running.filter((t) => t !== u.turnId), u.turnId] };
+      return {
+        ...noteTurn(view, u.turnId, u.agent, u.wokenBy ?? undefined),
+        running: [...view.running.filter((t) => t !== u.turnId), u.turnId],
+      };
     case 'turn_ended': {
       const next = { ...closeStreams(view, u.turnId), running: view.running.filter((t) => t !== u.turnId) };
       if (u.outcome === 'completed') return next;
-      return pushLocal(next, (id) => ({ type: 'turn', id, agent: u.agent, outcome: u.outcome }));
+      return pushLocal(next, (id) => ({ type: 'turn', id, turnId: u.turnId, agent: u.agent, outcome: u.outcome }));
     }
     case 'message_delta': {
       const open = openStream(view, u.turnId);
@@ -310,7 +360,7 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
         return pushAssistant(view, u, false);
       }
       if (u.role === 'user') return pushLocal(view, (id) => ({ type: 'user', id, text: u.text }));
-      return pushLocal(view, (id) => ({ type: 'system', id, text: u.text }));
+      return pushLocal(view, (id) => ({ type: 'system', id, turnId: u.turnId ?? undefined, text: u.text }));
     }
     case 'tool_call': {
       // A tool call ends the streamed text before it.
@@ -320,13 +370,15 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
       const entry: Entry = {
         type: 'tool',
         id,
+        turnId: u.turnId,
         name: u.name,
         params: u.params,
         status: u.status,
         result: u.result,
         error: u.error,
       };
-      if (view.entries.some((e) => e.id === id)) return patch(view, id, 'tool', () => entry);
+      // a card shown from the history stays in its turn when the live call goes on
+      if (view.entries.some((e) => e.id === id)) return patch(view, id, 'tool', (e) => ({ ...entry, turnId: e.turnId ?? entry.turnId }));
       return push(view, entry);
     }
   }
@@ -435,6 +487,19 @@ export function planApprovals(view: ViewState): Extract<Entry, { type: 'approval
   );
 }
 
+/** Records whose turn `turnId` is (and who woke it), when that is news. */
+function noteTurn(view: ViewState, turnId: string, agent: string, wokenBy?: string): ViewState {
+  const known = view.turns[turnId];
+  const info: TurnInfo = { agent, wokenBy: wokenBy ?? known?.wokenBy };
+  if (known && known.agent === info.agent && known.wokenBy === info.wokenBy) return view;
+  return { ...view, turns: { ...view.turns, [turnId]: info } };
+}
+
+/** The turn the agent is running in the conversation shown, if any. */
+function runningTurnOf(view: ViewState, agent: string | null | undefined): string | undefined {
+  return agent ? view.running.find((t) => view.turns[t]?.agent === agent) : undefined;
+}
+
 function sameConversation(view: ViewState, conversationId: string): boolean {
   return view.conversationId === null || view.conversationId === conversationId;
 }
@@ -518,14 +583,57 @@ export function splitFeedback(message: string): { text: string; feedback?: strin
   return m ? { text: m[1], feedback: m[2].trim() } : { text: message };
 }
 
+/** A turn's block in the chat: the agent's name, who woke it, and what the turn showed. */
+export interface TurnBlock {
+  type: 'turn';
+  /** the block's own id: the turn's, and which of its blocks (a user message in between starts another) */
+  key: string;
+  turnId: string;
+  agent: string;
+  wokenBy?: string;
+  entries: Entry[];
+}
+
+export type LayoutItem = { type: 'entry'; entry: Entry } | TurnBlock;
+
 /**
- * What a user reads in the view, one line per entry, in the order shown (an approval inside its
- * tool card is indented under it): handy for tests and logs.
+ * The chat in the order shown: the entries as they came, except that the entries of one turn
+ * stay together in its block, placed where the turn first showed something. Two agents at work
+ * at once show as two blocks, each growing by itself, never as one text interleaved. A user
+ * message keeps its place in time: what a turn shows after it goes in a new block below it.
+ */
+export function layout(view: ViewState): LayoutItem[] {
+  const items: LayoutItem[] = [];
+  const open = new Map<string, TurnBlock>(); // the blocks since the last user message
+  let blocks = 0;
+  for (const entry of view.entries) {
+    const turnId = 'turnId' in entry ? entry.turnId : undefined;
+    if (entry.type === 'user') open.clear();
+    if (!turnId) {
+      items.push({ type: 'entry', entry });
+      continue;
+    }
+    let block = open.get(turnId);
+    if (!block) {
+      const info = view.turns[turnId];
+      block = { type: 'turn', key: `${turnId}#${++blocks}`, turnId, agent: info?.agent ?? 'Modus', wokenBy: info?.wokenBy, entries: [] };
+      open.set(turnId, block);
+      items.push(block);
+    }
+    block.entries.push(entry);
+  }
+  return items;
+}
+
+/**
+ * What a user reads in the view, one line per entry, in the order shown (the entries of a turn
+ * together; an approval inside its tool card is indented under it): handy for tests and logs.
  */
 export function describe(view: ViewState): string[] {
   const gated = gatedApprovals(view);
   const inside = new Set<Entry>([...gated.values()].flat());
-  return view.entries.flatMap((e) => {
+  const shown = layout(view).flatMap((item) => (item.type === 'turn' ? item.entries : [item.entry]));
+  return shown.flatMap((e) => {
     if (inside.has(e)) return [];
     return [line(e), ...(gated.get(e.id) ?? []).map((a) => `  ${line(a)}`)];
   });

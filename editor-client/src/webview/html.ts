@@ -55,7 +55,8 @@ export function chatHtml(o: HtmlOptions): string {
 </div>
 <div id="starting" class="hint" role="status" hidden>Starting the Modus server…</div>
 <form id="composer">
-  <textarea id="input" rows="3" placeholder="Ask Modus… (Enter to send, Shift+Enter for a new line)" aria-label="Message"></textarea>
+  <div id="mentions" role="listbox" aria-label="Agents and members" hidden></div>
+  <textarea id="input" rows="3" placeholder="Ask Modus… (@ names an agent; Enter to send, Shift+Enter for a new line)" aria-label="Message" aria-autocomplete="list" aria-controls="mentions"></textarea>
   <button id="send" type="submit">Send</button>
 </form>
 <section id="server" role="alert" hidden>

@@ -6,6 +6,7 @@ import {
   Entry,
   gatedApprovals,
   initialView,
+  layout,
   modeName,
   planApprovals,
   planBadge,
@@ -13,9 +14,11 @@ import {
   planSteps,
   reduce,
   splitFeedback,
+  TurnBlock,
   ViewState,
 } from '../protocol/view';
 import { Block, inlineCode, parseMarkdown, section } from './markdown';
+import { Candidate, candidates, insertMention, mentionAt, MentionToken } from './mentions';
 import type { FromWebview, ServerFix, ToWebview } from './messages';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -38,12 +41,15 @@ const input = $<HTMLTextAreaElement>('input');
 const sendButton = $<HTMLButtonElement>('send');
 const starting = $<HTMLElement>('starting');
 const serverBox = $<HTMLElement>('server');
+const mentionList = $<HTMLElement>('mentions');
 
 let view: ViewState = initialView();
 /** whether the conversation list is shown (in place of the log) */
 let listOpen = false;
 /** rendered entries: id -> (signature of the entry it shows, element) */
 const rendered = new Map<string, { sig: string; el: HTMLElement }>();
+/** rendered turn blocks: key -> (signature of the header, block, the element its entries go in) */
+const blocks = new Map<string, { sig: string; el: HTMLElement; body: HTMLElement }>();
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -123,14 +129,17 @@ function renderEntry(e: Entry): HTMLElement {
     case 'user':
       return el('div', 'msg user', undefined, el('div', 'who', 'You'), el('div', 'text', e.text));
     case 'assistant':
+      // in a turn's block the block names the agent
       return el(
         'div',
         'msg assistant' + (e.streaming ? ' streaming' : ''),
         undefined,
-        el('div', 'who', e.agent ?? 'Modus'),
+        e.turnId ? null : el('div', 'who', e.agent ?? 'Modus'),
         el('div', 'text', e.text),
       );
     case 'system':
+      // mentions the server did not deliver: a line of the turn, not an alarm
+      if (e.text.startsWith(REFUSED_MENTIONS)) return el('div', 'msg system mentions-refused', undefined, el('div', 'text', e.text));
       return el('div', 'msg system', undefined, el('div', 'text', e.text));
     case 'error':
       return el('div', 'msg client-error', undefined, el('div', 'text', e.text));
@@ -147,6 +156,32 @@ function renderEntry(e: Entry): HTMLElement {
     case 'approval':
       return renderApproval(e);
   }
+}
+
+/** How the server's system message about refused mentions begins. */
+const REFUSED_MENTIONS = 'Mentions not delivered:';
+
+/** A turn's block: the agent's name and who woke it, then what the turn showed (placed by render). */
+function renderTurn(b: TurnBlock): { sig: string; el: HTMLElement; body: HTMLElement } {
+  const sig = JSON.stringify([b.agent, b.wokenBy ?? null]);
+  let r = blocks.get(b.key);
+  if (!r) {
+    const body = el('div', 'turn-body');
+    r = { sig: '', el: el('div', 'turn', undefined, el('div', 'turn-head'), body), body };
+    r.el.dataset.turn = b.turnId;
+    r.el.setAttribute('role', 'group');
+    blocks.set(b.key, r);
+  }
+  if (r.sig !== sig) {
+    r.sig = sig;
+    r.el.dataset.agent = b.agent;
+    r.el.setAttribute('aria-label', b.wokenBy ? `${b.agent}, woken by ${b.wokenBy}` : b.agent);
+    r.el.querySelector('.turn-head')!.replaceChildren(
+      el('span', 'turn-agent', b.agent),
+      ...(b.wokenBy ? [el('span', 'woken-by', `woken by ${b.wokenBy}`)] : []),
+    );
+  }
+  return r;
 }
 
 function turnNote(agent: string, outcome: string): string {
@@ -462,6 +497,7 @@ function renderTodos() {
 }
 
 function render() {
+  updateCompletion(); // the agents may have come, the server may have stopped
   const asked = planApprovals(view);
   renderHeader();
   renderPlan(asked);
@@ -470,10 +506,11 @@ function render() {
   renderServer();
   const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const keep = new Set<string>();
+  const keepBlocks = new Set<string>();
   const gated = gatedApprovals(view);
   const inside = new Set<Entry>([...[...gated.values()].flat(), ...asked]);
-  let prev: Element | null = null;
-  for (const e of view.entries) {
+  /** the entry's element, rendered again when the entry changed */
+  const entryElement = (e: Entry): HTMLElement => {
     keep.add(e.id);
     // mode names inside an entry depend on the mode list
     const sig = JSON.stringify(e) + (e.type === 'mode' || e.type === 'approval' ? modeSelect.dataset.sig : '');
@@ -485,10 +522,24 @@ function render() {
       r = { sig, el: node };
       rendered.set(e.id, r);
     }
-    if (inside.has(e)) continue;
-    const want: Element | null = prev ? prev.nextElementSibling : log.firstElementChild;
-    if (want !== r.el) log.insertBefore(r.el, want);
-    prev = r.el;
+    return r.el;
+  };
+  // the entries in the order of the layout: a turn's entries in its block
+  let prev: Element | null = null;
+  for (const item of layout(view)) {
+    if (item.type === 'entry') {
+      const node = entryElement(item.entry);
+      if (!inside.has(item.entry)) prev = place(log, node, prev);
+      continue;
+    }
+    keepBlocks.add(item.key);
+    const block = renderTurn(item);
+    prev = place(log, block.el, prev);
+    let inner: Element | null = null;
+    for (const e of item.entries) {
+      const node = entryElement(e);
+      if (!inside.has(e)) inner = place(block.body, node, inner);
+    }
   }
   // An approval sits in the card of the call it gates; its element (and the feedback typed
   // into it) outlives a new rendering of the card.
@@ -511,12 +562,25 @@ function render() {
       rendered.delete(id);
     }
   }
+  for (const [key, b] of blocks) {
+    if (!keepBlocks.has(key)) {
+      b.el.remove();
+      blocks.delete(key);
+    }
+  }
   if (view.entries.length === 0 && !log.querySelector('.empty')) {
     log.appendChild(el('div', 'empty', 'Ask Modus to do something. The current mode decides which tools it may use.'));
   } else if (view.entries.length) {
     log.querySelector('.empty')?.remove();
   }
   if (nearBottom) log.scrollTop = log.scrollHeight;
+}
+
+/** Puts `node` right after `prev` (first when null) among `parent`'s children; returns it. */
+function place(parent: Element, node: Element, prev: Element | null): Element {
+  const want = prev ? prev.nextElementSibling : parent.firstElementChild;
+  if (want !== node) parent.insertBefore(node, want);
+  return node;
 }
 
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
@@ -527,6 +591,111 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   else return;
   render();
 });
+
+// ------------------------------------------------------------------ @-completion
+
+/** The completion while it is open: the token it completes, its rows, the active row. */
+let completion: { token: MentionToken; items: Candidate[]; active: number } | null = null;
+/** Where the `@` is whose completion Escape closed: it stays closed while the caret is in that token. */
+let dismissed: number | null = null;
+/** Whether the agents were asked for (on focus, or when first needed) */
+let agentsAsked = false;
+
+function askAgents() {
+  if (view.server.status !== 'running') return;
+  agentsAsked = true;
+  post({ type: 'listAgents' });
+}
+
+/** Opens, filters or closes the completion from the text before the caret. */
+function updateCompletion() {
+  const caret = input.selectionStart;
+  const typing = document.activeElement === input && caret === input.selectionEnd && view.server.status === 'running';
+  const token = typing ? mentionAt(input.value, caret) : null;
+  if (token?.start !== dismissed) dismissed = null;
+  if (!token || dismissed !== null) return showCompletion(null);
+  if (!view.agents) {
+    // asked for on focus; not there yet, or the server was not running then
+    if (!agentsAsked) askAgents();
+    return showCompletion(null);
+  }
+  const items = candidates(view.agents, token.query, (slug) => modeName(view, slug));
+  if (items.length === 0) return showCompletion(null);
+  const activeName = completion?.items[completion.active]?.name;
+  showCompletion({ token, items, active: Math.max(0, items.findIndex((c) => c.name === activeName)) });
+}
+
+function showCompletion(next: typeof completion) {
+  completion = next;
+  renderCompletion();
+}
+
+function renderCompletion() {
+  const c = completion;
+  // rows stay while they show the same (a click must find the row it pressed)
+  const sig = c ? JSON.stringify([c.items, c.active]) : '';
+  if (mentionList.dataset.sig === sig) return;
+  mentionList.dataset.sig = sig;
+  mentionList.hidden = !c;
+  if (!c) {
+    input.removeAttribute('aria-activedescendant');
+    mentionList.replaceChildren();
+    return;
+  }
+  mentionList.replaceChildren(
+    ...c.items.map((item, i) => {
+      const row = el(
+        'div',
+        'mention' + (i === c.active ? ' active' : ''),
+        undefined,
+        el('span', 'mention-name', item.name),
+        el('span', `mention-kind ${item.kind}`, item.kind),
+        el('span', 'mention-detail', item.detail),
+      );
+      row.id = `mention-${i}`;
+      row.setAttribute('role', 'option');
+      row.setAttribute('aria-selected', String(i === c.active));
+      const what = item.kind === 'member' ? 'member' : `${item.kind} agent, mode`;
+      row.setAttribute('aria-label', `${item.name}, ${what} ${item.detail}`);
+      row.addEventListener('mousedown', (ev) => ev.preventDefault()); // the focus stays in the composer
+      row.addEventListener('click', () => pickMention(i));
+      return row;
+    }),
+  );
+  input.setAttribute('aria-activedescendant', `mention-${c.active}`);
+  mentionList.children[c.active]?.scrollIntoView({ block: 'nearest' });
+}
+
+/** The keys of the open completion; false for a key it leaves to the composer. */
+function completionKey(ev: KeyboardEvent): boolean {
+  const c = completion!;
+  const n = c.items.length;
+  if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+    showCompletion({ ...c, active: (c.active + (ev.key === 'ArrowDown' ? 1 : n - 1)) % n });
+    return true;
+  }
+  if ((ev.key === 'Enter' || ev.key === 'Tab') && !ev.shiftKey) {
+    pickMention(c.active);
+    return true;
+  }
+  if (ev.key === 'Escape') {
+    dismissed = c.token.start;
+    showCompletion(null);
+    return true;
+  }
+  return false;
+}
+
+/** Puts `@name ` in place of the token typed, the caret after it. */
+function pickMention(i: number) {
+  const c = completion;
+  if (!c) return;
+  const { text, caret } = insertMention(input.value, c.token, c.items[i].name);
+  input.value = text;
+  input.focus();
+  input.setSelectionRange(caret, caret);
+  showCompletion(null);
+}
 
 function send() {
   const text = input.value.trim();
@@ -540,11 +709,28 @@ composer.addEventListener('submit', (ev) => {
   send();
 });
 input.addEventListener('keydown', (ev) => {
-  if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+  if (ev.isComposing) return;
+  if (completion && completionKey(ev)) {
+    ev.preventDefault();
+    ev.stopPropagation();
+    return;
+  }
+  if (ev.key === 'Enter' && !ev.shiftKey) {
     ev.preventDefault();
     send();
   }
 });
+// the @-completion follows the text and the caret; the agents are asked for afresh on focus
+input.addEventListener('input', updateCompletion);
+input.addEventListener('click', updateCompletion);
+input.addEventListener('keyup', (ev) => {
+  if (['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(ev.key)) updateCompletion();
+});
+input.addEventListener('focus', () => {
+  askAgents();
+  updateCompletion();
+});
+input.addEventListener('blur', () => showCompletion(null));
 modeSelect.addEventListener('change', () => {
   if (view.mode && modeSelect.value !== view.mode.slug) post({ type: 'switchMode', slug: modeSelect.value });
 });

@@ -18,6 +18,8 @@ export type FromWebview =
   /** asks for the conversation list (answered with a `conversations` action) */
   | { type: 'listConversations' }
   | { type: 'openConversation'; conversationId: string }
+  /** asks for the agents and members the composer completes after `@` (answered with an `agents` action) */
+  | { type: 'listAgents' }
   /** the buttons shown when the server could not start */
   | { type: 'fixServer'; fix: ServerFix };
 
