@@ -60,12 +60,17 @@ class Turn:
         )
 
     def record(self, role: str, text: str, **metadata) -> StoredMessage:
+        """A message of this turn: its metadata names the turn (and who woke it), so that a
+        client showing the history again groups it as it was shown live."""
+        metadata["turnId"] = self.turn_id
+        if self.summons.woken_by:
+            metadata["wokenBy"] = self.summons.woken_by
         return self.session.add_message(
             StoredMessage(new_id("msg-"), self.history_id, role, text, self.agent if role != "tool" else None, metadata)
         )
 
-    def system(self, text: str) -> None:
-        self.record("system", text)
+    def system(self, text: str, **metadata) -> None:
+        self.record("system", text, **metadata)
         self.publish(MessageUpdate, turn_id=self.turn_id, role="system", text=text)
 
 
@@ -94,7 +99,8 @@ async def run_turn(
         if history_id is None:
             after = wakes_after(outcome, "\n\n".join(turn.said), agents=session.agents, self_name=agent, chain=chain, policy=session.wake_policy)
             if after.message:
-                turn.system(after.message)
+                refused = [{"mention": r.mention, "reason": r.reason} for r in after.refusals]
+                turn.system(after.message, mentionsRefused=refused)
             wakes = after.wakes
     except anyio.get_cancelled_exc_class():
         outcome = "cancelled"

@@ -89,6 +89,13 @@ async def test_an_agent_wakes_another_by_name_and_a_chain_never_loops(editor, wo
     assert len(refused) == 1 and "@architect" in refused[0] and "already in this chain" in refused[0]
     await asyncio.sleep(0.2)
     assert len(editor.of_kind("turn_started")) == 2  # no A → B → A
+    # the history says which turn each message was, who woke it, and what was refused
+    turns = {u["agent"]: u["turnId"] for u in editor.of_kind("turn_started")}
+    history = await editor.request(methods.CHAT_HISTORY, {"conversationId": editor.of_kind("turn_started")[0]["conversationId"]})
+    said = [(m["agent"], m["metadata"]["turnId"], m["metadata"].get("wokenBy")) for m in history["messages"] if m["role"] == "assistant"]
+    assert said == [("architect", turns["architect"], None), ("coder", turns["coder"], "architect")]
+    [system] = [m for m in history["messages"] if m["role"] == "system"]
+    assert system["metadata"]["mentionsRefused"] == [{"mention": "@architect", "reason": "already in this chain"}]
 
 
 async def test_a_turn_that_does_not_complete_wakes_no_one(editor, workspace):
