@@ -183,15 +183,85 @@ class _Reader:
     def command(self, node: Any) -> None:
         words = [part for part in node.parts if part.kind == "word"]  # not the prefixes, not the redirections
         if words:
-            self.commands.extend(_with_what_it_runs(words, self.depth))
+            self.simple(words)
         for part in node.parts:  # the commands of its substitutions, its prefixes' and redirections' too
             self.visit(part)
+
+    def simple(self, words: list[Any]) -> None:
+        """The simple command of these word nodes, then the commands it runs (see the module's notes)."""
+        name = words[0]
+        texts = [self.text(word) for word in words]
+        if any(p.kind in ("parameter", "commandsubstitution", "processsubstitution") for p in name.parts) or (
+            _PATTERN_NAME.search(texts[0])
+        ):
+            raise CannotCheck(f"the name of the command '{texts[0]}' is computed when it runs")
+        self.commands.append(" ".join(texts))
+        program, args = texts[0].rsplit("/", 1)[-1], texts[1:]
+        if program in SHELLS:
+            script = _shell_script(args)
+            if script is not None:
+                self.commands += _read(script, self.depth + 1)
+        elif program == "eval":
+            self.commands += _read(" ".join(args), self.depth + 1)
+            if args[:1] == ["--"]:  # bash ends eval's options there; dash would run a command named --
+                self.commands += _read(" ".join(args[1:]), self.depth + 1)
+        elif program == "trap":
+            action = next((arg for arg in args if arg not in ("--", "-l", "-p")), "-")
+            if action != "-":
+                self.commands += _read(action, self.depth + 1)
+        elif program == "alias":
+            for arg in args:
+                if "=" in arg:
+                    self.commands += _read(arg.split("=", 1)[1], self.depth + 1)
+        elif program in RUNNERS:
+            rest = _past_options(args, RUNNERS[program], assignments=program == "env")
+            if rest:
+                self.simple(words[len(words) - len(rest) :])
+
+    def text(self, word: Any) -> str:
+        """A word as the shell passes it on: quotes removed, escapes resolved; its expansions and
+        substitutions (bashlex's parts) as written. (bashlex's own `word` gets some quoting wrong:
+        'it'\\''s', "a"'b'"c".)"""
+        source = self.source
+        verbatim = sorted(part.pos for part in word.parts if part.kind != "tilde")
+        out: list[str] = []
+        quote = ""
+        i, end = word.pos
+        while i < end:
+            char, after = source[i], source[i + 1 : i + 2]
+            if not quote and char == "$" and after in ("'", '"'):
+                raise CannotCheck(f"bash and /bin/sh read ${after}…{after} quoting differently: quote with '…' or \"…\"")
+            while verbatim and verbatim[0][0] < i:  # (one that began inside an escape: not one)
+                verbatim.pop(0)
+            if verbatim and verbatim[0][0] == i:
+                start, stop = verbatim.pop(0)
+                out.append(source[start:stop])
+                i = stop
+            elif quote == "'":
+                if char == "'":
+                    quote = ""
+                else:
+                    out.append(char)
+                i += 1
+            elif char == "\\" and (not quote or after in ("$", "`", '"', "\\", "\n")):
+                out.append("" if after == "\n" else after)  # backslash-newline joins lines
+                i += 2
+            elif char == quote:
+                quote = ""
+                i += 1
+            elif not quote and char in ("'", '"'):
+                quote = char
+                i += 1
+            else:
+                out.append(char)
+                i += 1
+        return "".join(out)
 
     def parameter(self, node: Any) -> None:
         value = getattr(node, "value", "") or ""
         start, end = node.pos
         quote = self.source[end : end + 1]
-        if not value and self.source[start:end] == "$" and quote in ("'", '"'):
+        if not value and self.source[start:end] == "$" and quote in ("'", '"'):  # in any word, assignments too
             raise CannotCheck(f"bash and /bin/sh read ${quote}…{quote} quoting differently: quote with '…' or \"…\"")
         if any(mark in value for mark in ("$(", "`", "<(", ">(")):
             raise CannotCheck(f"a command inside ${{{value}}} cannot be checked")
@@ -205,39 +275,6 @@ class _Reader:
             self.visit(node.output)
         if getattr(node, "heredoc", None) is not None:
             self.visit(node.heredoc)
-
-
-def _with_what_it_runs(words: list[Any], depth: int) -> list[str]:
-    """The simple command of these word nodes, then the commands it runs (see the module's notes)."""
-    name = words[0]
-    if any(p.kind in ("parameter", "commandsubstitution", "processsubstitution") for p in name.parts) or (
-        _PATTERN_NAME.search(name.word)
-    ):
-        raise CannotCheck(f"the name of the command '{name.word}' is computed when it runs")
-    texts = [word.word for word in words]
-    found = [" ".join(texts)]
-    program, args = texts[0].rsplit("/", 1)[-1], texts[1:]
-    if program in SHELLS:
-        script = _shell_script(args)
-        if script is not None:
-            found += _read(script, depth + 1)
-    elif program == "eval":
-        found += _read(" ".join(args), depth + 1)
-        if args[:1] == ["--"]:  # bash ends eval's options there; dash would run a command named --
-            found += _read(" ".join(args[1:]), depth + 1)
-    elif program == "trap":
-        action = next((arg for arg in args if arg not in ("--", "-l", "-p")), "-")
-        if action != "-":
-            found += _read(action, depth + 1)
-    elif program == "alias":
-        for arg in args:
-            if "=" in arg:
-                found += _read(arg.split("=", 1)[1], depth + 1)
-    elif program in RUNNERS:
-        rest = _past_options(texts[1:], RUNNERS[program], assignments=program == "env")
-        if rest:
-            found += _with_what_it_runs(words[len(words) - len(rest) :], depth)
-    return found
 
 
 def _past_options(args: list[str], with_value: frozenset[str], assignments: bool) -> list[str]:
