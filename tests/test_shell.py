@@ -63,6 +63,8 @@ SPLITS = [
     ("npm test 2>&1", ["npm test"]),
     ("npm test > out.txt", ["npm test"]),
     ("npm test >> log.txt 2> err.txt < /dev/null", ["npm test"]),
+    ("npm test 2>&- <&3 >&2", ["npm test"]),
+    ("cat <<-EOF\n\thello\n\tEOF", ["cat"]),
     ("npm test > out.txt --verbose", ["npm test --verbose"]),
     ("cat <<< 'hello'", ["cat"]),
     ("cat <<EOF\nhello\nEOF", ["cat"]),
