@@ -209,6 +209,7 @@ def test_the_order_of_the_gate_is_data():
         "inside the workspace and allowed by the file rules",
         "inside the plan's scope",
         "one edit of a file at a time",
+        "allowed by the mode's command rules",
         "tool preconditions",
         "approval",
         "run",
