@@ -131,13 +131,27 @@ class Member(Input):
     name: str
 
 
+class ModeAutoApprove(Input):
+    """`autoApprove.modes.<slug>`: what differs for that mode (a key left out: as `autoApprove`)."""
+
+    mode_switch: Opt[bool] = None
+    read: Opt[bool] = None
+    edit: Opt[bool] = None
+    #: true, false, or globs: a command line whose every simple command matches one is approved
+    command: Opt[Union[bool, list[str]]] = None
+    subtasks: Opt[bool] = None
+    mcp: Opt[bool] = None
+
+
 class AutoApprove(Input):
     mode_switch: bool = False
     read: bool = True
     edit: bool = False
-    command: bool = False
+    #: true, false, or globs: a command line whose every simple command matches one is approved
+    command: Union[bool, list[str]] = False
     subtasks: bool = False
     mcp: bool = False
+    modes: dict[str, ModeAutoApprove] = Field(default_factory=dict)
 
 
 class Settings(Input):

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-APPROVE, DENY = "Approve", "Deny"
+APPROVE, DENY, ALWAYS = "Approve", "Deny", "Always allow"
 
 
 def _get(obj, *path):
@@ -103,14 +103,15 @@ class LspHost:
                 log.warning("invalid answer to modus/approval: %s", exc.errors()[0]["msg"])
                 return protocol.ApprovalResponse(decision="deny", feedback="The editor's answer to the approval was invalid.")
         text = request.title if not request.detail else f"{request.title}\n\n{request.detail}"
+        titles = [APPROVE, *([ALWAYS] if request.always_allow else []), DENY]
         params = lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Info,
-            message=text,
-            actions=[lsp.MessageActionItem(title=APPROVE), lsp.MessageActionItem(title=DENY)],
+            message=f"{text}\n\n{ALWAYS}: {request.always_allow}" if request.always_allow else text,
+            actions=[lsp.MessageActionItem(title=t) for t in titles],
         )
         choice = await self._request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, params)
         title = choice.get("title") if isinstance(choice, dict) else getattr(choice, "title", None)
-        return protocol.ApprovalResponse(decision="approve" if title == APPROVE else "deny")
+        return protocol.ApprovalResponse(decision="approve" if title in (APPROVE, ALWAYS) else "deny", always=title == ALWAYS)
 
     async def _request(self, method: str, params):
         """A request to the client; if the turn is cancelled meanwhile, the client is told."""

@@ -42,14 +42,13 @@ def unified_diff(changes: Sequence[FileChange]) -> str:
     out: list[str] = []
     for c in changes:
         before = "/dev/null" if c.old_text is None else f"a/{c.target.rel}"
-        out += difflib.unified_diff(
+        for line in difflib.unified_diff(
             (c.old_text or "").splitlines(keepends=True),
             c.new_text.splitlines(keepends=True),
             before,
             f"b/{c.target.rel}",
-        )
-        if out and not out[-1].endswith("\n"):
-            out[-1] += "\n"
+        ):
+            out.append(line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n")
     return "".join(out)
 
 

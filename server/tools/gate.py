@@ -20,6 +20,7 @@ from ..modes import HANDOFF_TOOLS, PHASE_ONLY
 from ..plan import machine
 from ..providers.base import ToolCallRequest
 from ..workspace import WorkspacePath, clip
+from . import always
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 from .command import ExecuteCommandParams
 from .shell import check_command
@@ -167,9 +168,10 @@ async def preconditions(run: GateRun) -> None:
 
 async def approval(run: GateRun) -> None:
     assert run.spec is not None and run.prepared is not None and run.params is not None
-    spec, settings = run.spec, run.ctx.session.settings
-    if spec.approval is None or settings.yolo or getattr(settings.auto_approve, spec.approval):
+    spec, ctx = run.spec, run.ctx
+    if spec.approval is None or await always.auto_approved(ctx.session.settings, ctx.task.mode.slug, spec.approval, run.params):
         return
+    offered = always.offered(ctx, spec, run.params)
     request = ApprovalRequest(
         kind=spec.approval_kind,
         title=run.prepared.title or f"Allow {spec.name}?",
@@ -178,11 +180,17 @@ async def approval(run: GateRun) -> None:
         params=run.params.model_dump(mode="json", exclude_none=True),
         agent=run.ctx.agent,
         tool_call_id=run.call.id,
+        always_allow=offered,
         **run.prepared.approval_fields,
     )
     answer = await run.ctx.host.request_approval(request)
     if answer.decision != "approve":
         raise denied(answer.feedback)
+    if offered and answer.always:
+        written = await always.write_rule(ctx, spec, run.params)
+        log.info("always allow: %s", written)
+        if not written.startswith("Written"):
+            ctx.host.show_message("warning", written)
 
 
 async def execute(run: GateRun) -> None:

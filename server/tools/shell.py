@@ -25,8 +25,8 @@ read a line differently, so the parts one sees are not those the other runs: `&>
 `&` then `>`), `$'…'` and `$"…"` quoting.
 
 A glob is matched against a whole simple command: `*` matches any text, spaces and `/` included;
-every other character stands for itself (`?`, `[` and `]` occur in commands too often to be
-wildcards). So `git log*` matches `git log --oneline` and `git logx` too (write `git log` and
+`\\*` is a star itself and `\\\\` a backslash; every other character stands for itself (`?`,
+`[` and `]` occur in commands too often to be wildcards). So `git log*` matches `git log --oneline` and `git logx` too (write `git log` and
 `git log *` to stop at a word), and `npm test` matches `npm test` only.
 
 Deny rules match the commands as written: `/bin/rm -rf build` is not `rm -rf build`, and any
@@ -326,11 +326,18 @@ def _shell_script(args: list[str]) -> str | None:
 
 @lru_cache(maxsize=256)
 def _glob(pattern: str) -> re.Pattern[str]:
-    return re.compile(".*".join(re.escape(piece) for piece in pattern.split("*")), re.DOTALL)
+    parts = re.split(r"(\\[\\*]|\*)", pattern)
+    return re.compile("".join(".*" if p == "*" else re.escape(p[1] if p in ("\\*", "\\\\") else p) for p in parts), re.DOTALL)
+
+
+def glob_of(command: str) -> str:
+    """A glob that matches `command` only (its `*` and `\\` escaped)."""
+    return command.replace("\\", "\\\\").replace("*", "\\*")
 
 
 def matches(command: str, glob: str) -> bool:
-    """Whether a simple command matches a glob: `*` is any text, the rest stands for itself."""
+    """Whether a simple command matches a glob: `*` is any text, `\\*` a star and `\\\\` a
+    backslash, the rest stands for itself."""
     return _glob(glob).fullmatch(command) is not None
 
 

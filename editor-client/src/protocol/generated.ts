@@ -51,6 +51,7 @@ export interface ModusProtocol {
   Mention?: Mention;
   MessageDelta?: MessageDelta;
   MessageUpdate?: MessageUpdate;
+  ModeAutoApprove?: ModeAutoApprove;
   ModeChanged?: ModeChanged;
   ModeInfo?: ModeInfo;
   ModeModels?: ModeModels;
@@ -178,12 +179,29 @@ export interface ApprovalResponse {
  * via the `definition` "AutoApprove".
  */
 export interface AutoApprove {
-  command?: boolean;
+  command?: boolean | string[];
   edit?: boolean;
   mcp?: boolean;
   modeSwitch?: boolean;
+  modes?: {
+    [k: string]: ModeAutoApprove;
+  };
   read?: boolean;
   subtasks?: boolean;
+}
+/**
+ * `autoApprove.modes.<slug>`: what differs for that mode (a key left out: as `autoApprove`).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ModeAutoApprove".
+ */
+export interface ModeAutoApprove {
+  command?: boolean | string[] | null;
+  edit?: boolean | null;
+  mcp?: boolean | null;
+  modeSwitch?: boolean | null;
+  read?: boolean | null;
+  subtasks?: boolean | null;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
