@@ -4,7 +4,7 @@ diagnostic at the line and column where it is (mode files, the agents file)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, Hashable
 
 import yaml
 
@@ -67,6 +67,36 @@ def _join_surrogates(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _join_surrogates(v) for k, v in value.items()}
     return value
+
+
+def entries(
+    listed: yaml.SequenceNode,
+    validate: Callable[[Any], tuple[Any, list[tuple[tuple, str]]]],
+    *,
+    what: str,
+    name: str,
+    key: Callable[[Any], Hashable],
+) -> tuple[list[tuple[Any, yaml.Node]], list[Diagnostic]]:
+    """Each entry of a list checked on its own (a mode, an agent): `validate(data)` gives the
+    item or None and its problems, each (location in the entry, message). A bad entry is a
+    diagnostic where it goes wrong, "<What> <label> skipped: <message>", and the others load;
+    an entry whose `key` an earlier one has is skipped too. The items come with their nodes."""
+    items: list[tuple[Any, yaml.Node]] = []
+    diagnostics: list[Diagnostic] = []
+    seen: dict[Hashable, int] = {}
+    for index, node in enumerate(listed.value):
+        data = construct(node)
+        label = repr(data[name]) if isinstance(data, dict) and isinstance(data.get(name), str) else f"#{index + 1}"
+        item, problems = validate(data)
+        if item is not None and key(item) in seen:
+            problems = [((name,), f"{name} {data[name]!r} is already defined on line {seen[key(item)] + 1}")]
+        for loc, message in problems:
+            diagnostics.append(at(node_at(node, loc), f"{what} {label} skipped: {message}"))
+        if problems or item is None:
+            continue
+        seen[key(item)] = node.start_mark.line
+        items.append((item, node))
+    return items, diagnostics
 
 
 def child(node: yaml.MappingNode, key: str) -> yaml.Node | None:

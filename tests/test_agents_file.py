@@ -32,7 +32,7 @@ def test_agents_load_in_file_order_with_their_fields():
     [
         ("  - name: code reviewer\n", 1, "Agent 'code reviewer' skipped: name: 'code reviewer': a name can be mentioned only if it is made of letters, digits, '_' and '-'"),
         ("  - name: sam@host\n", 1, "Agent 'sam@host' skipped: name: 'sam@host': a name can be mentioned only if it is made of letters, digits, '_' and '-'"),
-        ("  - name: ARCHITECT\n", 1, "Agent 'ARCHITECT' skipped: name: 'ARCHITECT' is already defined on line 2"),
+        ("  - name: ARCHITECT\n", 1, "Agent 'ARCHITECT' skipped: name 'ARCHITECT' is already defined on line 2"),
         ("  - topLevel: true\n", 1, "Agent #2 skipped: name: field required"),
         ("  - name: x\n    topLevel: maybe\n", 2, "Agent 'x' skipped: topLevel: input should be a valid boolean, unable to interpret input"),
         ("  - just a string\n", 1, "Agent #2 skipped: an agent must be a mapping with at least a name"),

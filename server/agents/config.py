@@ -64,25 +64,12 @@ def parse_agents(text: str, modes: frozenset[str] = frozenset()) -> AgentsFile:
 def _entries(listed, modes: frozenset[str]) -> AgentsFile:
     from .. import yamldoc
 
-    agents: list[AgentConfig] = []
-    diagnostics: list[Diagnostic] = []
-    seen: dict[str, int] = {}
-    for index, node in enumerate(listed.value):
-        data = yamldoc.construct(node)
-        label = _label(data, index)
-        agent, problems = _validate(data)
-        if agent is not None and agent.name.lower() in seen:
-            problems = [(("name",), f"name: {agent.name!r} is already defined on line {seen[agent.name.lower()] + 1}")]
-        for loc, message in problems:
-            diagnostics.append(yamldoc.at(yamldoc.node_at(node, loc), f"Agent {label} skipped: {message}"))
-        if problems or agent is None:
-            continue
-        seen[agent.name.lower()] = node.start_mark.line
+    found, diagnostics = yamldoc.entries(listed, _validate, what="Agent", name="name", key=lambda a: a.name.casefold())
+    for agent, node in found:
         if agent.mode is not None and modes and agent.mode not in modes:
             where = yamldoc.node_at(node, ("mode",))
-            diagnostics.append(yamldoc.at(where, f"Agent {label}: unknown mode {agent.mode!r}; it starts in the default mode"))
-        agents.append(agent)
-    return AgentsFile(tuple(agents), tuple(diagnostics))
+            diagnostics.append(yamldoc.at(where, f"Agent {agent.name!r}: unknown mode {agent.mode!r}; it starts in the default mode"))
+    return AgentsFile(tuple(agent for agent, _ in found), tuple(diagnostics))
 
 
 def _validate(data: Any) -> tuple[AgentConfig | None, list[tuple[tuple, str]]]:
@@ -122,12 +109,6 @@ def _model_problems(model: Any) -> list[tuple[tuple, str]]:
         if path.is_absolute() or ".." in path.parts:
             problems.append((("model", "script"), "model.script: must be a relative path inside the workspace"))
     return problems
-
-
-def _label(data: Any, index: int) -> str:
-    if isinstance(data, dict) and isinstance(data.get("name"), str):
-        return repr(data["name"])
-    return f"#{index + 1}"
 
 
 class WorkspaceAgents:

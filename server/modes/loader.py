@@ -153,25 +153,7 @@ def parse_modes(text: str, source: str, origin: str = "<memory>") -> LoadResult:
     if not isinstance(modes_node, yaml.SequenceNode):
         return LoadResult((), (yamldoc.at(modes_node, "'customModes' must be a list of modes"),))
 
-    modes: list[Mode] = []
-    diagnostics: list[Diagnostic] = []
-    seen: dict[str, int] = {}
-    for index, node in enumerate(modes_node.value):
-        data = yamldoc.construct(node)
-        label = _label(data, index)
-        mode, problems = _validate(data, source, origin)
-        if mode is not None and mode.slug in seen:
-            problems = [(("slug",), f"slug {mode.slug!r} is already defined on line {seen[mode.slug] + 1}")]
-        for loc, message in problems:
-            diagnostics.append(yamldoc.at(yamldoc.node_at(node, loc), f"Mode {label} skipped: {message}"))
-        if problems or mode is None:
-            continue
-        seen[mode.slug] = node.start_mark.line
-        modes.append(mode)
-    return LoadResult(tuple(modes), tuple(diagnostics))
-
-
-def _label(data: Any, index: int) -> str:
-    if isinstance(data, dict) and isinstance(data.get("slug"), str):
-        return repr(data["slug"])
-    return f"#{index + 1}"
+    found, diagnostics = yamldoc.entries(
+        modes_node, lambda data: _validate(data, source, origin), what="Mode", name="slug", key=lambda m: m.slug
+    )
+    return LoadResult(tuple(mode for mode, _ in found), tuple(diagnostics))
