@@ -16,7 +16,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 import protocol  # the messages (protocol.messages) load with the first one used
-from protocol import AgentConfig, ModeRef, PlanInfo, Settings, State
+from protocol import AgentConfig, ModeRef, Settings, State
 
 from ..errors import BadRequest, ToolError
 from ..host import Host

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .. import yamldoc
-from .model import GROUP_OPTIONS, GROUP_TOOLS, Diagnostic, Group, LoadResult, Mode
+from .model import GROUP_OPTIONS, GROUP_TOOLS, Group, LoadResult, Mode
 from .patterns import Pattern, PatternError
 
 
