@@ -253,6 +253,46 @@ class TurnEnded(_UpdateBase):
     outcome: Literal["completed", "failed", "cancelled", "awaiting_user"]
 
 
+class Usage(Wire):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: USD; null when a price is unknown (never a guess)
+    cost: Optional[float] = None
+
+
+class UsageUpdate(_UpdateBase):
+    """After each model request that reported its tokens."""
+
+    kind: Literal["usage"] = "usage"
+    task_id: str
+    agent: str
+    mode: str
+    phase: Phase
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost: Optional[float] = None
+
+
+class UsageGetParams(Input):
+    conversation_id: Opt[str] = None
+
+
+class UsageByPhase(Wire):
+    plan: Opt[Usage] = None
+    act: Opt[Usage] = None
+
+
+class UsageGetResult(Wire):
+    total: Usage
+    by_task: dict[str, Usage]
+    by_mode: dict[str, UsageByPhase]
+    by_agent: dict[str, Usage]
+
+
 class McpTool(Wire):
     name: str
     description: Opt[str] = None
@@ -295,6 +335,7 @@ Update = Annotated[
         TodosUpdate,
         TurnEnded,
         McpChanged,
+        UsageUpdate,
     ],
     Field(discriminator="kind"),
 ]

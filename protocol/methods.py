@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .names import *  # noqa: F401,F403
 from .names import (
+    USAGE_GET,
     AGENTS_LIST,
     CHAT_CANCEL,
     CHAT_HISTORY,
@@ -58,4 +59,5 @@ REQUESTS: dict[str, Request] = {
     PLAN_REJECT: Request("PlanDecisionParams", "State"),
     TODOS_GET: Request("TodosGetParams", "TodosGetResult"),
     AGENTS_LIST: Request("EmptyParams", "AgentsListResult"),
+    USAGE_GET: Request("UsageGetParams", "UsageGetResult"),
 }

@@ -78,6 +78,15 @@ class Input(Wire):
     client_sent: ClassVar[bool] = True
 
 
+class Pricing(Input):
+    """USD per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: Opt[float] = Field(default=None, ge=0)
+    cache_write: Opt[float] = Field(default=None, ge=0)
+
+
 class Model(Input):
     """Which model a task talks to."""
 
@@ -89,6 +98,10 @@ class Model(Input):
     thinking_budget_tokens: Opt[int] = Field(default=None, ge=0)
     max_tokens: Opt[int] = Field(default=None, gt=0)
     script: Opt[str] = Field(default=None, description="Scripted provider: path of a YAML/JSON script")
+    #: tokens the model takes in one request (by default what Modus knows of the model)
+    context_window: Opt[int] = Field(default=None, gt=0)
+    #: the price (by default what Modus knows of the model; unknown: tokens only, no cost)
+    pricing: Opt[Pricing] = None
 
 
 class PhaseModels(Input):
@@ -107,6 +120,8 @@ class ModeModels(Input):
     thinking_budget_tokens: Opt[int] = Field(default=None, ge=0)
     max_tokens: Opt[int] = Field(default=None, gt=0)
     script: Opt[str] = None
+    context_window: Opt[int] = Field(default=None, gt=0)
+    pricing: Opt[Pricing] = None
     plan: Opt[Model] = None
     act: Opt[Model] = None
 

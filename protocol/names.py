@@ -19,6 +19,7 @@ PLAN_REJECT = "modus/plan/reject"
 TODOS_GET = "modus/todos/get"
 AGENTS_LIST = "modus/agents/list"
 MCP_LIST = "modus/mcp/list"
+USAGE_GET = "modus/usage/get"
 
 # server -> client
 UPDATE = "modus/update"

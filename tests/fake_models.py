@@ -43,6 +43,10 @@ class Reply:
     then: Literal["close", "cut", "hang"] = "close"
     #: Seconds between two events: a slow but steady model.
     gap: float = 0
+    #: The tokens the API reports, in its own words: Anthropic's `input_tokens`, `output_tokens`,
+    #: `cache_read_input_tokens`, `cache_creation_input_tokens`; OpenAI's `prompt_tokens`,
+    #: `completion_tokens`, `cached_tokens` (sent in a last chunk without choices).
+    usage: dict[str, int] | None = None
 
 
 @dataclass
@@ -201,6 +205,8 @@ class FakeAnthropic(FakeServer):
             "id": "msg_fake", "type": "message", "role": "assistant", "model": "fake", "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1},
         }
+        if reply.usage:
+            message["usage"] = {k: v for k, v in reply.usage.items() if k != "output_tokens"} | {"output_tokens": 1}
         out = [event("message_start", message=message)]
         if reply.thinking:
             deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(reply.thinking)]
@@ -212,7 +218,8 @@ class FakeAnthropic(FakeServer):
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in _pieces(_arguments(call))]
             out += block({"type": "tool_use", "id": call.id, "name": call.name, "input": {}}, deltas)
         stop = reply.stop or ("tool_use" if reply.calls else "end_turn")
-        out.append(event("message_delta", delta={"stop_reason": stop, "stop_sequence": None}, usage={"output_tokens": 5}))
+        output = (reply.usage or {}).get("output_tokens", 5)
+        out.append(event("message_delta", delta={"stop_reason": stop, "stop_sequence": None}, usage={"output_tokens": output}))
         out.append(event("message_stop"))
         return out
 
@@ -246,5 +253,14 @@ class FakeOpenAI(FakeServer):
             for piece in _pieces(_arguments(call)):
                 out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
         out.append(chunk({}, reply.stop or ("tool_calls" if reply.calls else "stop")))
+        if reply.usage:
+            u = reply.usage
+            usage = {
+                "prompt_tokens": u["prompt_tokens"], "completion_tokens": u["completion_tokens"],
+                "total_tokens": u["prompt_tokens"] + u["completion_tokens"],
+                "prompt_tokens_details": {"cached_tokens": u.get("cached_tokens", 0)},
+            }
+            data = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [], "usage": usage}
+            out.append(f"data: {json.dumps(data)}\n\n")
         out.append("data: [DONE]\n\n")
         return out

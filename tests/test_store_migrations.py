@@ -68,6 +68,9 @@ INSERT INTO turns VALUES ('turn-1', 'conv-1', 'modus', 1001.0, 'completed');
 INSERT INTO tasks VALUES ('task-1', 'conv-1', 'modus', 'ask', 'act', NULL, 1001.0, NULL);
 """
 
+#: The migrations this Modus knows.
+N = len(MIGRATIONS)
+
 
 def raw(directory: Path) -> closing[sqlite3.Connection]:
     """The database file as plain SQLite sees it."""
@@ -86,8 +89,8 @@ def tables(directory: Path) -> set[str]:
 
 def test_a_new_database_gets_every_migration(tmp_path):
     Store(tmp_path).close()
-    assert version(tmp_path) == len(MIGRATIONS) == 2
-    assert {"meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos"} <= tables(tmp_path)
+    assert version(tmp_path) == N == 3
+    assert {"meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos", "usage"} <= tables(tmp_path)
 
 
 def test_a_database_of_the_releases_before_versions_is_upgraded_in_place(tmp_path):
@@ -112,7 +115,7 @@ def test_a_database_of_the_releases_before_versions_is_upgraded_in_place(tmp_pat
     assert [p.name for p in tmp_path.iterdir() if ".corrupt-" in p.name] == []
 
 
-def test_a_database_one_migration_behind_gets_the_rest(tmp_path):
+def test_a_database_behind_gets_the_rest(tmp_path):
     store = Store(tmp_path, migrations=MIGRATIONS[:1])
     store.set_meta(phase="plan")
     store.close()
@@ -123,7 +126,7 @@ def test_a_database_one_migration_behind_gets_the_rest(tmp_path):
         assert store.current_plan("modus") == ("normal", None)
     finally:
         store.close()
-    assert version(tmp_path) == 2 and "plans" in tables(tmp_path)
+    assert version(tmp_path) == len(MIGRATIONS) and {"plans", "usage"} <= tables(tmp_path)
 
 
 def test_each_migration_runs_once(tmp_path):
@@ -131,29 +134,29 @@ def test_each_migration_runs_once(tmp_path):
     counted = MIGRATIONS + (lambda db: runs.append(db.execute("PRAGMA user_version").fetchone()[0]),)
     for _ in range(3):
         Store(tmp_path, migrations=counted).close()
-    assert runs == [2]  # it ran at version 2, and made it 3
-    assert version(tmp_path) == 3
+    assert runs == [N]  # it ran at version N, and made it N + 1
+    assert version(tmp_path) == N + 1
 
 
 def failing(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE half_done (x)")
     db.execute("INSERT INTO meta(key, value) VALUES ('touched', 'yes')")
     db.execute("UPDATE meta SET value = 'changed' WHERE key = 'mode'")
-    raise RuntimeError("migration 3 failed")
+    raise RuntimeError("the last migration failed")
 
 
 def test_a_migration_that_fails_leaves_the_database_at_the_old_version(tmp_path):
     store = Store(tmp_path)
     store.set_meta(mode="ask")
     store.close()
-    with pytest.raises(RuntimeError, match="migration 3 failed"):
+    with pytest.raises(RuntimeError, match="the last migration failed"):
         Store(tmp_path, migrations=MIGRATIONS + (failing,))
-    assert version(tmp_path) == 2
+    assert version(tmp_path) == N
     assert "half_done" not in tables(tmp_path)
     with raw(tmp_path) as db:
         assert db.execute("SELECT key, value FROM meta").fetchall() == [("mode", "ask")]
     assert [p.name for p in tmp_path.iterdir() if ".corrupt-" in p.name] == []
-    store = Store(tmp_path)  # the code that knows 2 migrations goes on using it
+    store = Store(tmp_path)  # the code that knows N migrations goes on using it
     try:
         assert store.get_meta("mode") == "ask"
     finally:
@@ -162,12 +165,12 @@ def test_a_migration_that_fails_leaves_the_database_at_the_old_version(tmp_path)
 
 def test_the_migrations_before_a_failing_one_are_kept(tmp_path):
     Store(tmp_path, migrations=MIGRATIONS[:1]).close()
-    with pytest.raises(RuntimeError, match="migration 3 failed"):
+    with pytest.raises(RuntimeError, match="the last migration failed"):
         Store(tmp_path, migrations=MIGRATIONS + (failing,))
-    assert version(tmp_path) == 2 and "plans" in tables(tmp_path)
+    assert version(tmp_path) == N and "plans" in tables(tmp_path)
 
 
-def newer(directory: Path, user_version: int = 5) -> None:
+def newer(directory: Path, user_version: int = N + 3) -> None:
     Store(directory).close()
     with raw(directory) as db:
         db.execute("INSERT INTO meta(key, value) VALUES ('written by', 'a newer Modus')")
@@ -180,7 +183,7 @@ def test_a_newer_database_is_refused_and_left_as_it_is(tmp_path):
     with pytest.raises(StateTooNew) as refused:
         Store(tmp_path)
     assert str(refused.value) == (
-        f"the state database {tmp_path / DB_NAME} is version 5, newer than this Modus understands (2); "
+        f"the state database {tmp_path / DB_NAME} is version {N + 3}, newer than this Modus understands ({N}); "
         "upgrade Modus or set modus.stateDir elsewhere"
     )
     assert (tmp_path / DB_NAME).read_bytes() == before  # not written
@@ -190,8 +193,8 @@ def test_a_newer_database_is_refused_and_left_as_it_is(tmp_path):
 
 
 def test_a_session_on_a_newer_database_does_not_start(tmp_path):
-    newer(tmp_path / ".modus" / "state", user_version=3)
-    with pytest.raises(StateTooNew, match=r"version 3, newer than this Modus understands \(2\); upgrade Modus or set modus.stateDir"):
+    newer(tmp_path / ".modus" / "state", user_version=N + 1)
+    with pytest.raises(StateTooNew, match=rf"version {N + 1}, newer than this Modus understands \({N}\); upgrade Modus or set modus.stateDir"):
         make_session(tmp_path)
 
 
@@ -212,4 +215,4 @@ def test_a_migration_script_is_run_statement_by_statement_in_its_transaction(tmp
     broken = MIGRATIONS + (script(sql), script("CREATE TABLE more (x); INSERT INTO nowhere VALUES (1);"))
     with pytest.raises(sqlite3.OperationalError, match="no such table: nowhere"):
         Store(tmp_path, migrations=broken)
-    assert version(tmp_path) == 3 and "more" not in tables(tmp_path)
+    assert version(tmp_path) == N + 1 and "more" not in tables(tmp_path)

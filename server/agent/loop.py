@@ -193,6 +193,8 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
         messages = [*messages[:at], ChatMessage("user", turn.summons.note), *messages[at:]]
     request = ModelRequest(system=task.prompt.text, messages=tuple(messages), tools=task.tool_schemas)
     reply = await task.model.complete(request, on_text, turn.system)  # a retry's wait: a system message
+    if reply.usage is not None:
+        turn.session.record_usage(turn.conversation_id, task, reply.usage)
     rest = parser.finish()
     if rest:
         shown.append(rest)

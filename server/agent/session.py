@@ -37,6 +37,7 @@ from .task import Task, build_task, enabled_tools
 
 if TYPE_CHECKING:
     from ..agents import Chain, WakePolicy
+    from ..providers.base import Usage as ModelUsage
     from ..plan.planner import Planner
     from ..state import StateStore
     from protocol import AgentsListResult, ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
@@ -719,6 +720,44 @@ class Session:
         self._add_user_message(child, f"{title}\n\n{description}", self.task_for(to, ctx.conversation_id), parentConversation=ctx.conversation_id, delegatedBy=ctx.agent)
         return await run_turn(self, ctx.conversation_id, to, Summons(ctx.chain, ctx.agent, delegated(ctx.agent)), history_id=child)
 
+    # ------------------------------------------------------------ usage and cost
+
+    def record_usage(self, conversation_id: str, task: Task, usage: "ModelUsage") -> None:
+        """One model request's tokens and cost (None when the model's price is unknown): stored,
+        then announced."""
+        from ..providers.pricing import cost, price_of
+
+        row = {
+            "conversation_id": conversation_id,
+            "task_id": task.id,
+            "agent": task.agent,
+            "mode": task.mode.slug,
+            "phase": task.phase,
+            "model": task.model_config.model,
+            **usage._asdict(),
+            "cost": cost(usage, price_of(task.model_config)),
+        }
+        self.store.add_usage(row)
+        fields = {k: v for k, v in row.items() if k not in ("conversation_id", "model")}
+        self.host.publish(protocol.UsageUpdate(conversation_id=conversation_id, **fields))
+
+    def usage(self, conversation_id: str | None) -> protocol.UsageGetResult:
+        """The conversation's usage (by default the current one's), summed in total, per task,
+        per mode and phase, and per agent. A sum's cost is None when one of its requests' is."""
+        cid = conversation_id or self.conversation_id
+        if not self.store.conversation_exists(cid):
+            raise BadRequest(f"conversationId: unknown conversation: {cid}")
+        rows = self.store.usage([cid])
+        by_mode: dict[str, dict[str, list]] = {}
+        for r in rows:
+            by_mode.setdefault(r["mode"], {}).setdefault(r["phase"], []).append(r)
+        return protocol.UsageGetResult(
+            total=_summed(rows),
+            by_task={t: _summed([r for r in rows if r["task_id"] == t]) for t in dict.fromkeys(r["task_id"] for r in rows)},
+            by_mode={m: protocol.UsageByPhase(**{p: _summed(rs) for p, rs in phases.items()}) for m, phases in by_mode.items()},
+            by_agent={a: _summed([r for r in rows if r["agent"] == a]) for a in dict.fromkeys(r["agent"] for r in rows)},
+        )
+
     # ------------------------------------------------------------ todos (SPEC §4): the agent's, across conversations
 
     def todos(self, agent: str) -> list[protocol.Todo]:
@@ -738,3 +777,14 @@ class Session:
             raise BadRequest(f"agent: unknown agent: {agent}")
         todos = self.todos(agent)
         return protocol.TodosGetResult(agent=agent, todos=todos, ansi=ansi_box(todos), html=html(todos))
+
+
+def _summed(rows: list[dict]) -> protocol.Usage:
+    costs = [r["cost"] for r in rows]
+    return protocol.Usage(
+        input_tokens=sum(r["input_tokens"] for r in rows),
+        output_tokens=sum(r["output_tokens"] for r in rows),
+        cache_read_tokens=sum(r["cache_read_tokens"] for r in rows),
+        cache_write_tokens=sum(r["cache_write_tokens"] for r in rows),
+        cost=None if None in costs else round(sum(costs), 10),
+    )

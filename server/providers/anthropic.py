@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest
+from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage
 from .sdk import SdkModel
 
 DEFAULT_MAX_TOKENS = 8192
@@ -35,7 +35,7 @@ class AnthropicModel(SdkModel):
         # While the tool loop goes on, the API wants a reply's thinking blocks back, unchanged,
         # before its tool_use blocks: they travel with the message as its provider state.
         thinking = [_thinking_block(b) for b in message.content if b.type in ("thinking", "redacted_thinking")]
-        return ModelReply(text, calls, {"thinking": thinking} if calls and thinking else None)
+        return ModelReply(text, calls, {"thinking": thinking} if calls and thinking else None, _usage(message.usage))
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         budget = self.config.thinking_budget_tokens
@@ -92,3 +92,14 @@ def _thinking_block(b: Any) -> dict[str, Any]:
     if b.type == "thinking":
         return {"type": "thinking", "thinking": b.thinking, "signature": b.signature}
     return {"type": "redacted_thinking", "data": b.data}
+
+
+def _usage(usage: Any) -> Usage | None:
+    if usage is None:
+        return None
+    return Usage(
+        usage.input_tokens or 0,
+        usage.output_tokens or 0,
+        getattr(usage, "cache_read_input_tokens", None) or 0,
+        getattr(usage, "cache_creation_input_tokens", None) or 0,
+    )

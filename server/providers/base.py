@@ -37,12 +37,26 @@ class ModelRequest(NamedTuple):
     tools: tuple[ToolSchema, ...] = ()
 
 
+class Usage(NamedTuple):
+    """The tokens of one model request as the provider counted them. `input_tokens` leaves out
+    what was read from the prompt cache (`cache_read_tokens`) and written to it
+    (`cache_write_tokens`), as Anthropic counts; OpenAI's cached prompt tokens are taken out of
+    its prompt tokens to match."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
 class ModelReply(NamedTuple):
     text: str
     tool_calls: tuple[ToolCallRequest, ...] = ()
     #: Provider data to send back with this reply in later requests (Anthropic's thinking
     #: blocks); stored with the message, so it survives task rebuilds and restarts.
     state: dict[str, Any] | None = None
+    #: What the request cost in tokens, when the provider said.
+    usage: Usage | None = None
 
 
 class ModelLimits(NamedTuple):

@@ -7,7 +7,7 @@ import json
 import uuid
 from typing import Any, Callable
 
-from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest
+from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage
 from .sdk import SdkModel
 
 #: Arguments that are not a JSON object are kept under this key: the gate then reports the
@@ -27,8 +27,10 @@ class OpenAIModel(SdkModel):
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}  # by index: id, name, argument fragments joined
         finish = None  # the reply is whole once a finish reason came
+        usage = None  # in a last chunk without choices (stream_options.include_usage)
         async with self.streaming(client.chat.completions.create(**self._params(request))) as events:
             async for chunk in events:
+                usage = _usage(getattr(chunk, "usage", None)) or usage
                 if not chunk.choices:
                     continue
                 choice = chunk.choices[0]
@@ -54,10 +56,16 @@ class OpenAIModel(SdkModel):
                 ToolCallRequest(c["id"] or f"call_{uuid.uuid4().hex[:12]}", c["name"], _arguments(c["arguments"]))
                 for _, c in sorted(calls.items())
             ),
+            usage=usage,
         )
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.model, "messages": _messages(request), "stream": True}
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": _messages(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         if request.tools:
             params["tools"] = [
                 {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
@@ -69,6 +77,15 @@ class OpenAIModel(SdkModel):
             # OpenAI itself refuses max_tokens for its reasoning models; compatible servers know max_tokens.
             params["max_tokens" if self.config.base_url else "max_completion_tokens"] = self.config.max_tokens
         return params
+
+
+def _usage(usage: Any) -> Usage | None:
+    """OpenAI counts cached prompt tokens inside its prompt tokens: they are taken out."""
+    if usage is None:
+        return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    return Usage(max((usage.prompt_tokens or 0) - cached, 0), usage.completion_tokens or 0, cached, 0)
 
 
 def _arguments(raw: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..untrusted import Refused, Signature, load_yaml, off_loop, read_text, signature
-from .base import ModelError, ModelReply, ModelRequest, ToolCallRequest, no_notice
+from .base import ModelError, ModelReply, ModelRequest, ToolCallRequest, Usage, no_notice
 
 SCRIPT_FINISHED = "Script finished."
 NOT_CONFIGURED = (
@@ -35,10 +35,20 @@ class _ScriptCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class _ScriptUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
+    input_tokens: int = Field(alias="inputTokens", ge=0)
+    output_tokens: int = Field(alias="outputTokens", ge=0)
+    cache_read_tokens: int = Field(default=0, alias="cacheReadTokens", ge=0)
+    cache_write_tokens: int = Field(default=0, alias="cacheWriteTokens", ge=0)
+
+
 class _ScriptTurn(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     text: str = ""
     tool_calls: list[_ScriptCall] = Field(default_factory=list, alias="toolCalls")
+    #: reported as if the provider had sent it
+    usage: _ScriptUsage | None = None
 
 
 class Script(BaseModel):
@@ -122,7 +132,8 @@ class ScriptedModel:
         self.cursor.position += 1
         await _stream(turn.text, on_text)
         calls = tuple(ToolCallRequest(self.cursor.next_id(), c.name, dict(c.arguments)) for c in turn.tool_calls)
-        return ModelReply(turn.text, calls)
+        usage = Usage(**turn.usage.model_dump()) if turn.usage else None
+        return ModelReply(turn.text, calls, usage=usage)
 
 
 async def _stream(text: str, on_text: Callable[[str], None]) -> None:

@@ -44,6 +44,14 @@ class StateStore(Protocol):
         """The conversation and its subtasks' conversations, all levels down."""
         ...
 
+    # -- usage: one row per model request (store.USAGE_FIELDS)
+
+    def add_usage(self, row: Mapping[str, Any]) -> None: ...
+
+    def usage(self, conversation_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The rows of these conversations (None: all), oldest first."""
+        ...
+
     # -- meta: small facts about the workspace (current mode, phase, conversation)
 
     def get_meta(self, key: str, default: str | None = None) -> str | None: ...

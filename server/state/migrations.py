@@ -134,9 +134,31 @@ CREATE TABLE todos (
 CREATE INDEX todos_listed ON todos(agent, position);
 """
 
+# 3: what each model request cost, as the provider counted it: tokens, and USD when the model's
+# price is known (NULL otherwise). Rows are the request's; sums are made when asked.
+USAGE = """
+CREATE TABLE usage (
+    id                 INTEGER PRIMARY KEY,
+    conversation_id    TEXT NOT NULL,
+    task_id            TEXT NOT NULL,
+    agent              TEXT NOT NULL,
+    mode               TEXT NOT NULL,
+    phase              TEXT NOT NULL,
+    model              TEXT,
+    input_tokens       INTEGER NOT NULL,
+    output_tokens      INTEGER NOT NULL,
+    cache_read_tokens  INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL,
+    cost               REAL,
+    created_at         REAL NOT NULL
+);
+CREATE INDEX usage_by_conversation ON usage(conversation_id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     script(SCHEMA_1),
     script(PLANS_AND_TODOS),
+    script(USAGE),
 )
 
 

@@ -73,6 +73,11 @@ _JSON_FIELDS = ("scope", "plan", "completed")
 AGENT_PLAN_STATES = ("normal", "planning", "awaiting_approval", "executing")
 #: A todo item as todos() returns it; the first four are required by replace_todos.
 TODO_FIELDS = ("id", "content", "status", "priority", "created_at", "updated_at")
+#: A usage row: one model request.
+USAGE_FIELDS = (
+    "conversation_id", "task_id", "agent", "mode", "phase", "model",
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost",
+)
 
 DB_NAME = "modus.sqlite3"
 _CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
@@ -280,6 +285,24 @@ class Store:
             yield StoredMessage(mid, conversation_id, role, text, agent, json.loads(metadata))
 
     # -- tasks: which mode and phase each task ran in
+
+    # -- usage: one row per model request
+
+    def add_usage(self, row: Mapping[str, Any]) -> None:
+        """A model request's tokens (and cost, None when unknown): the USAGE_FIELDS of `row`."""
+        with self.transaction():
+            self.db.execute(
+                f"INSERT INTO usage({', '.join(USAGE_FIELDS)}, created_at) VALUES ({', '.join('?' * len(USAGE_FIELDS))}, ?)",
+                (*(row[f] for f in USAGE_FIELDS), time.time()),
+            )
+
+    def usage(self, conversation_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The rows of these conversations (None: all), oldest first."""
+        where, args = "", ()
+        if conversation_ids is not None:
+            where, args = f"WHERE conversation_id IN ({', '.join('?' * len(conversation_ids))})", tuple(conversation_ids)
+        rows = self.db.execute(f"SELECT {', '.join(USAGE_FIELDS)} FROM usage {where} ORDER BY id", args).fetchall()
+        return [dict(zip(USAGE_FIELDS, r)) for r in rows]
 
     def add_task(self, task_id: str, agent: str, mode: str, phase: str, conversation_id: str | None, parent_id: str | None, replaces: str | None) -> None:
         now = time.time()

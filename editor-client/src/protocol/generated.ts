@@ -18,7 +18,8 @@ export type Update =
   | PlanUpdate
   | TodosUpdate
   | TurnEnded
-  | McpChanged;
+  | McpChanged
+  | UsageUpdate;
 
 /**
  * The wire contract between the Modus server and its editor clients.
@@ -67,6 +68,7 @@ export interface ModusProtocol {
   PlanInfo?: PlanInfo;
   PlanSelectionArgs?: PlanSelectionArgs;
   PlanUpdate?: PlanUpdate;
+  Pricing?: Pricing;
   PromptGetParams?: PromptGetParams;
   PromptGetResult?: PromptGetResult;
   PromptSection?: PromptSection;
@@ -84,6 +86,11 @@ export interface ModusProtocol {
   TurnEnded?: TurnEnded;
   TurnStarted?: TurnStarted;
   Update?: Update;
+  Usage?: Usage;
+  UsageByPhase?: UsageByPhase;
+  UsageGetParams?: UsageGetParams;
+  UsageGetResult?: UsageGetResult;
+  UsageUpdate?: UsageUpdate;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -108,8 +115,10 @@ export interface Model {
    */
   apiKeyEnv?: string | null;
   baseUrl?: string | null;
+  contextWindow?: number | null;
   maxTokens?: number | null;
   model?: string | null;
+  pricing?: Pricing | null;
   provider?: 'scripted' | 'anthropic' | 'openai';
   reasoningEffort?: ('minimal' | 'low' | 'medium' | 'high') | null;
   /**
@@ -117,6 +126,18 @@ export interface Model {
    */
   script?: string | null;
   thinkingBudgetTokens?: number | null;
+}
+/**
+ * USD per million tokens.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Pricing".
+ */
+export interface Pricing {
+  cacheRead?: number | null;
+  cacheWrite?: number | null;
+  input: number;
+  output: number;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -423,9 +444,11 @@ export interface ModeModels {
   act?: Model | null;
   apiKeyEnv?: string | null;
   baseUrl?: string | null;
+  contextWindow?: number | null;
   maxTokens?: number | null;
   model?: string | null;
   plan?: Model | null;
+  pricing?: Pricing | null;
   provider?: ('scripted' | 'anthropic' | 'openai') | null;
   reasoningEffort?: ('minimal' | 'low' | 'medium' | 'high') | null;
   script?: string | null;
@@ -733,6 +756,67 @@ export interface TurnStarted {
   turnId: string;
   wokenBy?: string;
 }
+/**
+ * After each model request that reported its tokens.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "UsageUpdate".
+ */
+export interface UsageUpdate {
+  agent: string;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  conversationId: string;
+  cost: number | null;
+  inputTokens: number;
+  kind: 'usage';
+  mode: string;
+  outputTokens: number;
+  phase: 'plan' | 'act';
+  taskId: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Usage".
+ */
+export interface Usage {
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  cost: number | null;
+  inputTokens: number;
+  outputTokens: number;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "UsageByPhase".
+ */
+export interface UsageByPhase {
+  act?: Usage;
+  plan?: Usage;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "UsageGetParams".
+ */
+export interface UsageGetParams {
+  conversationId?: string | null;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "UsageGetResult".
+ */
+export interface UsageGetResult {
+  byAgent: {
+    [k: string]: Usage;
+  };
+  byMode: {
+    [k: string]: UsageByPhase;
+  };
+  byTask: {
+    [k: string]: Usage;
+  };
+  total: Usage;
+}
 
 export const PROTOCOL_VERSION = 1;
 
@@ -752,6 +836,7 @@ export interface Requests {
   "modus/prompt/get": { params: PromptGetParams; result: PromptGetResult };
   "modus/state": { params: EmptyParams; result: State };
   "modus/todos/get": { params: TodosGetParams; result: TodosGetResult };
+  "modus/usage/get": { params: UsageGetParams; result: UsageGetResult };
 }
 
 /** Server -> client requests: method -> params and result. */
@@ -780,6 +865,7 @@ export const Method = {
   promptGet: "modus/prompt/get",
   state: "modus/state",
   todosGet: "modus/todos/get",
+  usageGet: "modus/usage/get",
   update: "modus/update",
   approval: "modus/approval",
 } as const;
