@@ -293,6 +293,53 @@ class UsageGetResult(Wire):
     by_agent: dict[str, Usage]
 
 
+class CheckpointsListParams(Input):
+    conversation_id: Opt[str] = None
+
+
+class CheckpointInfo(Wire):
+    id: str
+    conversation_id: str
+    #: the tool call it was taken before (its id in the `tool_call` updates); none: a turn's start
+    tool_call_id: Opt[str] = None
+    #: ISO 8601, UTC
+    created_at: str
+    label: str
+
+
+class CheckpointsListResult(Wire):
+    #: oldest first
+    checkpoints: list[CheckpointInfo]
+    #: why checkpoints are off (git missing), when they are
+    disabled: Opt[str] = None
+
+
+class CheckpointParams(Input):
+    id: str
+
+
+class CheckpointFile(Wire):
+    path: str
+    status: Literal["added", "modified", "deleted"]
+    diff: str
+
+
+class CheckpointsDiffResult(Wire):
+    files: list[CheckpointFile]
+
+
+class CheckpointsRestoreParams(Input):
+    id: str
+    restore: Literal["files", "conversation", "both"]
+
+
+class CheckpointsRestoreResult(Wire):
+    restored: list[str]
+    #: the checkpoint taken just before restoring (restoring it undoes the restore)
+    checkpoint: str
+    conversation_id: str
+
+
 class McpTool(Wire):
     name: str
     description: Opt[str] = None

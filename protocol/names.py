@@ -20,6 +20,9 @@ TODOS_GET = "modus/todos/get"
 AGENTS_LIST = "modus/agents/list"
 MCP_LIST = "modus/mcp/list"
 USAGE_GET = "modus/usage/get"
+CHECKPOINTS_LIST = "modus/checkpoints/list"
+CHECKPOINTS_DIFF = "modus/checkpoints/diff"
+CHECKPOINTS_RESTORE = "modus/checkpoints/restore"
 
 # server -> client
 UPDATE = "modus/update"
