@@ -594,13 +594,16 @@ class ShadowRepo:
             target = self._resolve(checkpoint_id)
             entries = self._ls_tree(target, paths)
             blobs = self._blobs([sha for _mode, sha, _path in entries])
-        out: dict[str, FileVersion | None] = {p: None for p in paths or ()}
+        out: dict[str, FileVersion | None] = {}
         for mode, sha, path in entries:
             kind = _kind(mode)
             if kind is None:
                 continue
             data = blobs[sha]
             out[path] = FileVersion(path, kind, data, None if kind == "symlink" else _restore.text_of(data))
+        for path in paths or ():  # a path that names no file and no folder of the checkpoint
+            if not any(_matches(held, [path]) for held in out):
+                out[path.strip("/")] = None
         return out
 
     def restore(self, checkpoint_id: str, paths: Sequence[str] | None = None) -> list[FileChange]:
