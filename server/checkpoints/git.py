@@ -183,5 +183,8 @@ class GitFailed(CheckpointError):
 
 
 def _name(args: Sequence[str | bytes]) -> str:
-    first = next((a for a in args if isinstance(a, str) and not a.startswith("-")), "")
-    return first
+    """The git command of `args` (past `-c key=value` options), for messages."""
+    rest = list(args)
+    while rest and rest[0] == "-c":
+        rest = rest[2:]
+    return str(rest[0]) if rest else ""

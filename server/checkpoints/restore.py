@@ -111,7 +111,7 @@ def plan(
             if old_kind in ("file", "executable") and path not in skipped_now:
                 data = _read(root / path, read_limit)
                 old_text = text_of(data) if data is not None else None
-            action = "create" if st is None else "modify"
+            action = "create" if old_kind is None else "modify"  # (an emptied folder in the way: removed)
             same = False
             old_binary = path in skipped_now and skipped_now[path].startswith("binary")
         else:
@@ -125,7 +125,7 @@ def plan(
         if action == "delete":
             via_editor = old_kind in ("file", "executable")
         elif action == "create":
-            via_editor = new_kind == "file" and new_text is not None
+            via_editor = new_kind == "file" and new_text is not None and not os.path.lexists(root / path)
         else:
             via_editor = (
                 old_kind == new_kind and new_kind in ("file", "executable")

@@ -187,7 +187,6 @@ class ShadowRepo:
         self._checked = False
         self._reason: str | None = None
         self._git: Git | None = None
-        self._written: dict[Path, str] = {}  # the files of ours as last written, to skip rewrites
         self._head_tree: tuple[str, str] | None = None  # (commit, its tree) of the last head seen
         self._root_b = os.fsencode(self.root)
 
@@ -277,7 +276,6 @@ class ShadowRepo:
             raise CheckpointsUnavailable(
                 f"Checkpoints are off: the shadow repository {self.git_dir} cannot be made ({exc.strerror})."
             ) from None
-        self._written.clear()
         self._head_tree = None
 
     def _move_aside(self, why: str) -> Path:
@@ -290,17 +288,17 @@ class ShadowRepo:
         log.warning("checkpoints: %s", self.recovered)
         return aside
 
-    def _write(self, path: Path, text: str) -> None:
-        if self._written.get(path) == text:
-            return
+    @staticmethod
+    def _write(path: Path, text: str) -> None:
+        """Writes `text` to one of our files unless it holds it already."""
         try:
-            if path.read_text(encoding="utf-8", errors="surrogateescape") != text:
-                raise FileNotFoundError
+            if path.read_text(encoding="utf-8", errors="surrogateescape") == text:
+                return
         except OSError:
-            tmp = path.with_name(path.name + ".modus-tmp")
-            tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
-            os.replace(tmp, path)
-        self._written[path] = text
+            pass
+        tmp = path.with_name(path.name + ".modus-tmp")
+        tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
+        os.replace(tmp, path)
 
     def _workspace_exclude_file(self) -> str:
         """The workspace's own `.git/info/exclude` (a `.git` file of a worktree or submodule
@@ -405,16 +403,18 @@ class ShadowRepo:
         return self._snapshot_once()
 
     def _reset_index(self) -> None:
+        """A fresh index holding the latest checkpoint (its files are hashed again once, as
+        the fresh index knows none of their stat data), or an empty one."""
         git = self._git
         assert git is not None
         index = self.git_dir / "index"
         index.unlink(missing_ok=True)
-        head = self._head()
-        if head is not None:
-            try:
+        try:
+            head = self._head()
+            if head is not None:
                 git.run("read-tree", head[0])
-            except GitFailed:
-                index.unlink(missing_ok=True)
+        except CheckpointError:
+            index.unlink(missing_ok=True)
 
     def _repository_sound(self) -> bool:
         git = self._git
@@ -453,10 +453,12 @@ class ShadowRepo:
                     f"A checkpoint would hash {len(add):,} files at once (more than {self.max_files:,}): "
                     f"is {self.root} the right workspace? Add big folders to .gitignore."
                 )
-            if add:
-                git.run("update-index", "--add", "--remove", "-z", "--stdin", input=b"\0".join(add) + b"\0")
+            # removals first: a file that became a folder (or the reverse) must leave the index
+            # before what replaces it comes in
             if drop:
                 git.run("update-index", "--force-remove", "-z", "--stdin", input=b"\0".join(drop) + b"\0")
+            if add:
+                git.run("update-index", "--add", "--remove", "--replace", "-z", "--stdin", input=b"\0".join(add) + b"\0")
             if not nested:
                 break
             if depth == MAX_NESTING:
@@ -626,6 +628,14 @@ class ShadowRepo:
             self._prepare()
             changes = self._plan(checkpoint_id, paths)
             return _restore.apply(self.root, changes)
+
+    def compact(self) -> None:
+        """Packs the shadow repository's loose objects when there are many (`git gc --auto`),
+        e.g. when the server is idle or stops; checkpoints are never dropped."""
+        git = self._require()
+        with self._locked():
+            self._prepare()
+            git.run("-c", "gc.auto=6700", "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
 
     # ------------------------------------------------------------------ helpers
 
