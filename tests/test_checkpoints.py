@@ -233,10 +233,11 @@ def test_nested_repositories_are_held_as_plain_files(ws: Path, repo: ShadowRepo)
     deeper = nested / "deeper"  # a repository with no commit yet, in the nested one
     write(deeper, "d.txt", "d\n")
     user_git(deeper, "init", "-q")
-    # a submodule-like checkout: .git is a file pointing elsewhere
+    # a submodule-like checkout: .git is a file pointing to its repository elsewhere
     sub = ws / "modules" / "sub"
     write(sub, "s.txt", "s\n")
-    write(sub, ".git", "gitdir: ../../elsewhere/modules/sub\n")
+    user_git(ws, "init", "-q", "--separate-git-dir", str(ws.parent / "elsewhere.git"), str(sub))
+    assert (sub / ".git").is_file()
     nested_git = fingerprint(nested / ".git")
 
     checkpoint = repo.take("with nested")
@@ -520,3 +521,31 @@ def test_binary_diff_and_non_utf8_text(ws: Path, repo: ShadowRepo):
     assert plan["latin.txt"].new_text is None and not plan["latin.txt"].via_editor  # not UTF-8: on disk only
     repo.restore_on_disk(checkpoint.id, [p for p, c in plan.items() if not c.via_editor])
     assert (ws / "latin.txt").read_bytes() == "caf\xe9\n".encode("latin-1") and (ws / "img.bin").read_bytes() == b"\0\1\2"
+
+
+def test_a_file_becoming_a_folder_and_back(ws: Path, repo: ShadowRepo):
+    write(ws, "thing", "a file\n")
+    write(ws, "box/inner.txt", "inside\n")
+    first = repo.take("one")
+    (ws / "thing").unlink()
+    write(ws, "thing/now.txt", "a folder now\n")
+    shutil.rmtree(ws / "box")
+    write(ws, "box", "a file now\n")
+    second = repo.take("two")
+    assert set(repo.files_at(second.id)) == {"thing/now.txt", "box"}
+    repo.restore_on_disk(first.id)
+    assert tree(ws) == {"thing": "a file\n", "box/inner.txt": "inside\n"}
+    repo.restore_on_disk(second.id)
+    assert tree(ws) == {"thing/now.txt": "a folder now\n", "box": "a file now\n"}
+
+
+def test_an_empty_workspace_and_compact(ws: Path, repo: ShadowRepo):
+    empty = repo.take("nothing yet")
+    assert repo.files_at(empty.id) == {}
+    write(ws, "a.txt", "a\n")
+    assert [d.status for d in repo.diff(empty.id)] == ["added"]
+    repo.take("one")
+    repo.compact()
+    assert [c.message for c in repo.list()] == ["one", "nothing yet"]
+    repo.restore_on_disk(empty.id)
+    assert tree(ws) == {}
