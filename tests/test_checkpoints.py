@@ -347,6 +347,9 @@ def test_symlinks_are_held_as_links_and_never_followed(ws: Path, repo: ShadowRep
     (ws / "link.txt").unlink()
     write(ws, "link.txt", "now a file\n")
     (ws / "out").unlink()
+    diffs = {d.path: d for d in repo.diff(checkpoint.id)}
+    assert {p: d.status for p, d in diffs.items()} == {"link.txt": "modified", "out": "deleted"}
+    assert "deleted file mode 120000" in diffs["link.txt"].text and "+now a file" in diffs["link.txt"].text
     plan = {c.path: c for c in repo.restore(checkpoint.id)}
     assert (plan["link.txt"].old_kind, plan["link.txt"].new_kind, plan["link.txt"].via_editor) == ("file", "symlink", False)
     repo.restore_on_disk(checkpoint.id)

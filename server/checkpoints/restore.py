@@ -20,6 +20,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Mapping, Sequence
 
+#: Flags of os.open where the system has them.
+_NOFOLLOW, _NONBLOCK, _CLOEXEC = (getattr(os, f"O_{n}", 0) for n in ("NOFOLLOW", "NONBLOCK", "CLOEXEC"))
+
 Kind = Literal["file", "executable", "symlink"]
 KINDS: dict[str, Kind] = {"100644": "file", "100755": "executable", "120000": "symlink"}
 SNIFF = 8000
@@ -72,7 +75,7 @@ def _disk_kind(st: os.stat_result) -> Kind | None:
 
 def _read(path: Path, limit: int) -> bytes | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
     except OSError:
         return None
     try:
@@ -203,7 +206,7 @@ def _write(root: Path, change: FileChange) -> None:
         if change.new_kind == "symlink":
             os.symlink(os.fsdecode(data), tmp)
         else:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
             try:
                 view = memoryview(data)
                 while view:

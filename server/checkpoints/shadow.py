@@ -45,6 +45,9 @@ except ImportError:  # Windows: the thread lock alone
 from .git import ATTRIBUTES, CheckpointError, CheckpointsUnavailable, Git, GitFailed, find_git, shadow_config, shadow_environment
 from . import restore as _restore
 
+#: Flags of os.open where the system has them.
+_NOFOLLOW, _NONBLOCK, _CLOEXEC = (getattr(os, f"O_{n}", 0) for n in ("NOFOLLOW", "NONBLOCK", "CLOEXEC"))
+
 log = logging.getLogger(__name__)
 
 MiB = 1024 * 1024
@@ -185,6 +188,7 @@ class ShadowRepo:
         self.recovered: str | None = None
         self._lock = _thread_lock(self.dir)
         self._checked = False
+        self._check_lock = threading.Lock()
         self._reason: str | None = None
         self._git: Git | None = None
         self._head_tree: tuple[str, str] | None = None  # (commit, its tree) of the last head seen
@@ -195,23 +199,27 @@ class ShadowRepo:
     def available(self) -> bool:
         """Whether checkpoints can run: git on PATH (2.20 or newer), the workspace a folder and
         the shadow repository ready (made at the first call). `reason` says why not."""
-        if not self._checked:
-            binary, reason = find_git()
-            if binary is None:
-                self._reason = reason
-            elif not self.root.is_dir():
-                self._reason = f"Checkpoints are off: the workspace {self.root} is not a folder."
-            else:
-                home = self.dir / "home"
-                self._git = Git(binary, shadow_environment(self.git_dir, self.root, home), self.root, self.timeout)
-                try:
-                    with self._locked():
-                        self._prepare()
-                except CheckpointError as exc:
-                    self._git = None
-                    self._reason = str(exc) if str(exc).startswith("Checkpoints are off") else f"Checkpoints are off: {exc}"
-            self._checked = True
+        with self._check_lock:
+            if not self._checked:
+                self._check()
         return self._reason is None
+
+    def _check(self) -> None:
+        binary, reason = find_git()
+        if binary is None:
+            self._reason = reason
+        elif not self.root.is_dir():
+            self._reason = f"Checkpoints are off: the workspace {self.root} is not a folder."
+        else:
+            home = self.dir / "home"
+            self._git = Git(binary, shadow_environment(self.git_dir, self.root, home), self.root, self.timeout)
+            try:
+                with self._locked():
+                    self._prepare()
+            except CheckpointError as exc:
+                self._git = None
+                self._reason = str(exc) if str(exc).startswith("Checkpoints are off") else f"Checkpoints are off: {exc}"
+        self._checked = True
 
     @property
     def reason(self) -> str | None:
@@ -229,7 +237,7 @@ class ShadowRepo:
         with self._lock:
             try:
                 self.dir.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | _CLOEXEC, 0o600)
             except OSError as exc:
                 raise CheckpointsUnavailable(
                     f"Checkpoints are off: the folder {self.dir} cannot be written ({exc.strerror})."
@@ -246,18 +254,21 @@ class ShadowRepo:
     def _prepare(self) -> None:
         """The shadow repository exists, its config and exclude files are current, and no lock
         file of a git command that died is left (we hold the flock: no one else is at work)."""
-        git = self._git
-        assert git is not None
         if not (self.git_dir / "HEAD").is_file():
             self._init()
-        for name in LOCK_FILES:
-            stale = self.git_dir / name
-            if stale.exists():
-                log.warning("checkpoints: removing %s, left by a git command that did not finish", stale)
-                stale.unlink(missing_ok=True)
-        self._write(self.git_dir / "modus.config", shadow_config(self._workspace_exclude_file()))
-        self._write(self.git_dir / "info" / "exclude", self._exclude_text())
-        self._write(self.git_dir / "info" / "attributes", ATTRIBUTES)
+        try:
+            for name in LOCK_FILES:
+                stale = self.git_dir / name
+                if stale.exists():
+                    log.warning("checkpoints: removing %s, left by a git command that did not finish", stale)
+                    stale.unlink(missing_ok=True)
+            self._write(self.git_dir / "modus.config", shadow_config(self._workspace_exclude_file()))
+            self._write(self.git_dir / "info" / "exclude", self._exclude_text())
+            self._write(self.git_dir / "info" / "attributes", ATTRIBUTES)
+        except OSError as exc:
+            raise CheckpointsUnavailable(
+                f"Checkpoints are off: the shadow repository {self.git_dir} cannot be written ({exc.strerror})."
+            ) from None
 
     def _init(self) -> None:
         git = self._git
@@ -320,7 +331,11 @@ class ShadowRepo:
         return os.devnull
 
     def _exclude_text(self) -> str:
-        lines = ["# Written by Modus: what checkpoints never hold (besides .gitignore files)", "/.modus/state/"]
+        lines = [
+            "# Written by Modus: what checkpoints never hold (besides .gitignore files)",
+            "/.modus/state/",
+            ".modus-restore-*",  # a restore's temporary file, left by a crash
+        ]
         for folder in (self.state_dir, Path(os.path.realpath(self.state_dir))):
             rel = _inside(folder, self.root)
             if rel is not None:
@@ -370,7 +385,7 @@ class ShadowRepo:
             return "cannot be read (permission denied)"
         if st.st_size > self.max_binary_bytes:
             try:
-                fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+                fd = os.open(full, os.O_RDONLY | _NONBLOCK | _NOFOLLOW | _CLOEXEC)
                 try:
                     head = os.read(fd, SNIFF)
                 finally:
@@ -563,19 +578,24 @@ class ShadowRepo:
             tree, skipped_now = self._snapshot()
             spec = _pathspec(paths)
             raw = _parse_raw(git.run("diff-tree", "-r", "-z", "--no-renames", "--raw", target, tree, *spec))
-            patch = git.run(
-                "diff-tree", "-r", "-p", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
-                "--src-prefix=a/", "--dst-prefix=b/", target, tree, *spec,
-            )
+            patch_args = ["diff-tree", "-r", "-p", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
+                          "--src-prefix=a/", "--dst-prefix=b/", target, tree]
+            sections = _split_patch(git.run(*patch_args, *spec))
+            # one section a file, two for a type change (shown as a deletion and an addition)
+            counts = [2 if r[4] == "T" else 1 for r in raw]
+            if sum(counts) == len(sections):
+                patches = {}
+                for count, r in zip(counts, raw):
+                    patches[r[5]] = b"".join(sections[:count])
+                    del sections[:count]
+            else:  # not seen to happen: each file's patch on its own then
+                patches = {r[5]: git.run(*patch_args, "--", r[5]) for r in raw}
             held_then = self._paths_in(target, [s.path for s in skipped_now])
-        sections = _split_patch(patch)
         skipped_map = {s.path: s.reason for s in skipped_now}
         skipped_then = {s.path for s in then.skipped}
         diffs: dict[str, FileDiff] = {}
-        for old_mode, new_mode, _old, _new, status, path in raw:
-            count = 2 if status == "T" else 1  # a type change is shown as a deletion and an addition
-            text = b"".join(sections[:count]).decode("utf-8", "replace")
-            del sections[:count]
+        for _old_mode, _new_mode, _old, _new, status, path in raw:
+            text = patches[path].decode("utf-8", "replace")
             binary = "\nBinary files " in "\n" + text or text.startswith("Binary files ")
             if status == "D" and path in skipped_map:
                 diffs[path] = FileDiff(path, "modified", f"{path}: not compared, the file is now {skipped_map[path]}\n", True)
