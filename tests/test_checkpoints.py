@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -552,3 +553,44 @@ def test_an_empty_workspace_and_compact(ws: Path, repo: ShadowRepo):
     assert [c.message for c in repo.list()] == ["one", "nothing yet"]
     repo.restore_on_disk(empty.id)
     assert tree(ws) == {}
+
+
+def test_a_linked_worktree_uses_its_repositorys_info_exclude(tmp_path: Path):
+    main = tmp_path / "main repo"
+    write(main, "a.txt", "a\n")
+    user_git(main, "init", "-q")
+    user_git(main, "add", "a.txt")
+    user_git(main, "commit", "-qm", "one")
+    write(main, ".git/info/exclude", "*.local\n")
+    linked = tmp_path / "linked ü"
+    user_git(main, "worktree", "add", "-q", "--detach", str(linked))
+    assert (linked / ".git").is_file()
+    write(linked, "notes.local", "mine\n")
+    write(linked, "b.txt", "b\n")
+    repo = ShadowRepo(linked, tmp_path / "state")
+    assert set(repo.files_at(repo.take("one").id)) == {"a.txt", "b.txt"}
+
+
+def test_takes_from_several_processes_are_serialised(ws: Path, repo: ShadowRepo, tmp_path: Path):
+    write(ws, "a.txt", "a\n")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from server.checkpoints import ShadowRepo\n"
+        "ws, state, n = Path(sys.argv[1]), sys.argv[2], sys.argv[3]\n"
+        "repo = ShadowRepo(ws, state)\n"
+        "for i in range(3):\n"
+        "    (ws / f'p{n}-{i}.txt').write_text(str(i))\n"
+        "    repo.take(f'process {n} take {i}')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(ws), str(tmp_path / "state"), str(n)], env=env,
+                              stderr=subprocess.PIPE) for n in range(3)]
+    for i in range(3):
+        repo.take(f"here {i}")
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0, proc.stderr.read().decode()
+    listed = repo.list()
+    assert len(listed) == 12
+    assert [c.parent for c in listed[:-1]] == [c.id for c in listed[1:]]
+    assert {f"p{n}-{i}.txt" for n in range(3) for i in range(3)} <= set(repo.files_at(listed[0].id))
