@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(PY) -m compileall -q server protocol  # start-up is measured: no module compiled on the way
 	$(PY) bench/run.py
 	$(PY) bench/agents.py
+	$(PY) bench/checkpoints.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
