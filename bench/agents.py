@@ -210,7 +210,8 @@ def workspace_for(root: Path, wait: bool) -> dict:
     for name in [*AGENTS, WARM]:
         (root / f"{name}.json").write_text(json.dumps({"turns": agent_turn(name, wait)}))
         agents.append({"name": name, "model": {"provider": "scripted", "script": f"{name}.json"}})
-    return {"modus": {"agents": agents, "modeSwitchDelayMs": 0, "autoApprove": {"read": True, "command": True}}}
+    # checkpoints off: a git run, one at a time per workspace, measured by bench/checkpoints.py
+    return {"modus": {"agents": agents, "modeSwitchDelayMs": 0, "checkpoints": False, "autoApprove": {"read": True, "command": True}}}
 
 
 def _command_done(update: dict) -> bool:

@@ -14,6 +14,9 @@
 - memory: idle RSS, and RSS growth over 1,000 turns of one conversation and over 1,000
   conversations of one turn each
 
+Checkpoints (a git run before each edit and at each turn's start) are off in these runs but one:
+what they cost is bench/checkpoints.py's; the write step with its checkpoint is shown beside.
+
 Both servers run on this interpreter over stdio and are driven by the same minimal client.
 Usage: python bench/run.py [--quick]
 """
@@ -168,8 +171,11 @@ def round_trips(client: Client, method: str, runs: int, params=None) -> list[flo
 
 
 def scripted(workspace: Path, turns: list[dict], **settings) -> dict:
+    """Settings for the scripted model; checkpoints off unless asked for (a checkpoint is a git
+    run, measured by bench/checkpoints.py; here the server's own work is)."""
     (workspace / "script.json").write_text(json.dumps({"turns": turns}))
-    return {"modus": {"models": {"default": {"provider": "scripted", "script": "script.json"}}, "modeSwitchDelayMs": 0, **settings}}
+    model = {"provider": "scripted", "script": "script.json"}
+    return {"modus": {"models": {"default": model}, "modeSwitchDelayMs": 0, "checkpoints": False, **settings}}
 
 
 DONE = {"text": "Done."}
@@ -177,7 +183,8 @@ PLAN_RESPOND = {"toolCalls": [{"name": "plan_mode_respond", "arguments": {"respo
 
 
 def tool_steps(
-    workspace: Path, tool: str, arguments: Callable[[int], dict], calls: int, phase: str = "act", last: dict = DONE
+    workspace: Path, tool: str, arguments: Callable[[int], dict], calls: int, phase: str = "act", last: dict = DONE,
+    checkpoints: bool = False,
 ) -> tuple[list[float], float]:
     """One turn in `phase` of `calls` tool calls, then the model's `last` turn (the turn ends
     `completed`, or `awaiting_user` after plan_mode_respond). Returns the time of each step (from
@@ -186,7 +193,7 @@ def tool_steps(
     turns = [{"toolCalls": [{"name": tool, "arguments": arguments(i)}]} for i in range(calls)] + [last]
     expected = "awaiting_user" if last is PLAN_RESPOND else "completed"
     client = Client(MODUS, workspace)
-    client.initialize(EDITOR_CAPABILITIES, scripted(workspace, turns, maxRequestsPerTurn=calls + 10))
+    client.initialize(EDITOR_CAPABILITIES, scripted(workspace, turns, maxRequestsPerTurn=calls + 10, checkpoints=checkpoints))
     client.call("modus/phase/set", {"phase": phase})
     completed: list[float] = []
     ended: list[tuple[str, float]] = []
@@ -302,8 +309,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "a.txt").write_text(small_file)
         plan_reads, plan_wall = tool_steps(Path(tmp), "read_file", lambda i: {"path": "a.txt"}, plan_calls, "plan", PLAN_RESPOND)
+    write_args = lambda i: {"path": f"out/{i % 10}.txt", "content": f"version {i}\n" * 20}  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
-        writes, _ = tool_steps(Path(tmp), "write_to_file", lambda i: {"path": f"out/{i % 10}.txt", "content": f"version {i}\n" * 20}, calls)
+        writes, _ = tool_steps(Path(tmp), "write_to_file", write_args, calls)
+    with tempfile.TemporaryDirectory() as tmp:
+        checkpointed, _ = tool_steps(Path(tmp), "write_to_file", write_args, max(calls // 20, 10), checkpoints=True)
     with tempfile.TemporaryDirectory() as tmp:
         one_conversation = turns_growth(Path(tmp), turns, conversations=False)
     with tempfile.TemporaryDirectory() as tmp:
@@ -349,6 +359,7 @@ def main() -> int:
     verdict = "ok" if overhead < 0.002 else "MISSED"
     ok &= overhead < 0.002
     print(f"{'write step overhead beyond 2 client round trips':<50} {ms(2 * client_trip)} {ms(overhead)} {'':>7}  < 2 ms {verdict}")
+    print(f"{'write step with its checkpoint (median)':<50} {'':>11} {ms(statistics.median(checkpointed))}  (the git run: bench/checkpoints.py)")
 
     print(f"\nPLAN turn: {plan_calls} read steps, then plan_mode_respond (the turn ends awaiting_user)")
     print(f"{'measure':<50} {'bench/ping':>11} {'modus':>11} {'':>7}  target")

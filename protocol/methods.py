@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .names import *  # noqa: F401,F403
 from .names import (
+    CHECKPOINTS_DIFF,
+    CHECKPOINTS_LIST,
+    CHECKPOINTS_RESTORE,
     USAGE_GET,
     AGENTS_LIST,
     CHAT_CANCEL,
@@ -60,4 +63,7 @@ REQUESTS: dict[str, Request] = {
     TODOS_GET: Request("TodosGetParams", "TodosGetResult"),
     AGENTS_LIST: Request("EmptyParams", "AgentsListResult"),
     USAGE_GET: Request("UsageGetParams", "UsageGetResult"),
+    CHECKPOINTS_LIST: Request("CheckpointsListParams", "CheckpointsListResult"),
+    CHECKPOINTS_DIFF: Request("CheckpointParams", "CheckpointsDiffResult"),
+    CHECKPOINTS_RESTORE: Request("CheckpointsRestoreParams", "CheckpointsRestoreResult"),
 }

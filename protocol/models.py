@@ -190,6 +190,8 @@ class Settings(Input):
     max_retry_wait_seconds: float = Field(default=60.0, ge=0)
     max_consecutive_mistakes: int = Field(default=3, ge=1)
     max_requests_per_turn: int = Field(default=50, ge=1)
+    #: a checkpoint of the workspace's files before each edit or command, and at each turn's start
+    checkpoints: bool = True
 
 
 # ---------------------------------------------------------------- requests, client -> server

@@ -212,6 +212,7 @@ def test_the_order_of_the_gate_is_data():
         "allowed by the mode's command rules",
         "tool preconditions",
         "approval",
+        "checkpoint of the files",
         "run",
     ]
 

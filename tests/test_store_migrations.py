@@ -89,7 +89,7 @@ def tables(directory: Path) -> set[str]:
 
 def test_a_new_database_gets_every_migration(tmp_path):
     Store(tmp_path).close()
-    assert version(tmp_path) == N == 3
+    assert version(tmp_path) == N == 4
     assert {"meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos", "usage"} <= tables(tmp_path)
 
 

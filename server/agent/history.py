@@ -113,6 +113,11 @@ class Histories:
             self._live.move_to_end(key)
         return history
 
+    def forget(self, conversation_id: str) -> None:
+        """The conversation changed in the store (cut back): read it again when next used."""
+        for key in [k for k in self._live if k[0] == conversation_id]:
+            del self._live[key]
+
     def written(self, m: StoredMessage) -> None:
         for (cid, _), history in self._live.items():
             if cid == m.conversation_id:

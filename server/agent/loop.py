@@ -15,6 +15,7 @@ import anyio
 from protocol import ApprovalRequest, MessageDelta, MessageUpdate, ToolCallUpdate, ToolError, TurnEnded, TurnStarted
 
 from ..errors import Denied
+from ..modes import GROUP_TOOLS
 from ..providers import ChatMessage, ModelError, ModelRequest, ToolCallRequest
 from ..providers.xmlcalls import XmlCallParser
 from ..state import StoredMessage
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from .session import Session
 
 log = logging.getLogger(__name__)
+
+#: The tools that change files (edits, and commands, which may change any).
+CHANGING_TOOLS = frozenset({*GROUP_TOOLS["edit"], *GROUP_TOOLS["command"]})
 
 CANCELLED = "Cancelled by the user."
 SKIPPED_AFTER_DENIAL = "Skipped: the user denied an earlier tool call of this reply."
@@ -92,6 +96,8 @@ async def run_turn(
     outcome, answer = "failed", None
     wakes = []
     try:
+        if session.task_for(agent, conversation_id).tools & CHANGING_TOOLS:  # a turn that can change files
+            await session.checkpoints.take(f"{agent}'s turn starts", conversation_id)
         stop = lambda: session.cancel(conversation_id)  # noqa: E731 - the user cancels from the progress UI
         async with session.host.progress(f"Modus: {agent} is working", on_cancel=stop):
             outcome, answer = await run_loop(turn)

@@ -29,6 +29,7 @@ from ..state.store import new_id
 from ..untrusted import Refused, check_inside, off_loop
 from ..workspace import Workspace
 from . import conversations
+from .checkpoints import Checkpoints
 from .locks import FileLocks
 from .summons import Summons, started_together
 from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_result
@@ -132,12 +133,14 @@ class Session:
         self.layers.load()  # a few small files, read before the store opens: stateDir may come from them
         self.settings = self._effective_settings()
         self.modes = ModeRegistry(workspace.root, global_modes)
-        self.store: StateStore = Store(self._state_dir(settings))
+        self.state_dir = self._state_dir(self.settings)
+        self.store: StateStore = Store(self.state_dir)
         if self.store.recovered is not None:
             host.show_message("warning", self.store.recovered.message())
         self.histories = Histories(self.store)
         self.cursors: dict[str, ScriptCursor] = {}
         self.file_locks = FileLocks()
+        self.checkpoints = Checkpoints(self)
         #: ask_agent calls under way: (conversation, asker) → the agent asked
         self.asking: dict[tuple[str, str], str] = {}
         self.tasks: dict[str, Task] = {}
@@ -225,6 +228,7 @@ class Session:
         """Whether refresh() has anything to read again (a few stat calls)."""
         return (
             not self._refreshed
+            or self._refresh_lock.locked()  # a read under way: what it reads is not applied yet
             or self.rules.changed()
             or bool(self.modes.stale())
             or self.agents_file.stale()
@@ -719,6 +723,26 @@ class Session:
         self.store.ensure_conversation(child, to, parent_id=ctx.conversation_id)
         self._add_user_message(child, f"{title}\n\n{description}", self.task_for(to, ctx.conversation_id), parentConversation=ctx.conversation_id, delegatedBy=ctx.agent)
         return await run_turn(self, ctx.conversation_id, to, Summons(ctx.chain, ctx.agent, delegated(ctx.agent)), history_id=child)
+
+    # ------------------------------------------------------------ checkpoints
+
+    def idle_or_refuse(self, conversation_id: str, what: str) -> None:
+        runtime = self._conversations.get(conversation_id)
+        if runtime is not None and runtime.running:
+            raise BadRequest(f"{what}: a turn is running in conversation {conversation_id}; cancel it first")
+
+    async def restore_checkpoint(self, checkpoint_id: str, what: str) -> protocol.CheckpointsRestoreResult:
+        self.idle_or_refuse(self.conversation_id, "restore")
+        return await self.checkpoints.restore(checkpoint_id, what)
+
+    def cut_conversation(self, conversation_id: str, seq: int) -> None:
+        """The conversation as it was at message `seq`: later messages marked cut (kept in the
+        store), the histories read again, and a new task for each agent that had one."""
+        self.idle_or_refuse(conversation_id, "restore")
+        self.store.cut_after(conversation_id, seq)
+        self.histories.forget(conversation_id)
+        for agent, task in list(self.tasks.items()):
+            self._build(agent, task.mode, task, conversation_id)
 
     # ------------------------------------------------------------ usage and cost
 

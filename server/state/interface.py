@@ -44,6 +44,14 @@ class StateStore(Protocol):
         """The conversation and its subtasks' conversations, all levels down."""
         ...
 
+    def last_seq(self, conversation_id: str) -> int:
+        """The number of the conversation's last message (0: none yet)."""
+        ...
+
+    def cut_after(self, conversation_id: str, seq: int) -> int:
+        """Mark the messages after `seq` as cut: kept, no longer read; returns how many were."""
+        ...
+
     # -- usage: one row per model request (store.USAGE_FIELDS)
 
     def add_usage(self, row: Mapping[str, Any]) -> None: ...

@@ -155,10 +155,17 @@ CREATE TABLE usage (
 CREATE INDEX usage_by_conversation ON usage(conversation_id);
 """
 
+# 4: a conversation cut back to a checkpoint keeps its later messages, marked with the time of
+# the cut: the model and the history no longer see them; nothing is deleted.
+CUT_MESSAGES = """
+ALTER TABLE messages ADD COLUMN cut_at REAL;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     script(SCHEMA_1),
     script(PLANS_AND_TODOS),
     script(USAGE),
+    script(CUT_MESSAGES),
 )
 
 

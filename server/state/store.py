@@ -180,7 +180,8 @@ class Store:
 
         Results are written right after their reply, so only the last reply can have open calls."""
         row = self.db.execute(
-            "SELECT seq, metadata FROM messages WHERE conversation_id = ? AND role = 'assistant' ORDER BY seq DESC LIMIT 1",
+            "SELECT seq, metadata FROM messages WHERE conversation_id = ? AND role = 'assistant' AND cut_at IS NULL "
+            "ORDER BY seq DESC LIMIT 1",
             (conversation_id,),
         ).fetchone()
         if row is None:
@@ -189,7 +190,7 @@ class Store:
         answered = {
             json.loads(m).get("toolCallId")
             for (m,) in self.db.execute(
-                "SELECT metadata FROM messages WHERE conversation_id = ? AND role = 'tool' AND seq > ?", (conversation_id, row[0])
+                "SELECT metadata FROM messages WHERE conversation_id = ? AND role = 'tool' AND seq > ? AND cut_at IS NULL", (conversation_id, row[0])
             )
         }
         return [c for c in calls if c.get("id") not in answered]
@@ -267,7 +268,7 @@ class Store:
             return None
         marks = ",".join("?" * len(agents))
         row = self.db.execute(
-            f"SELECT agent FROM messages WHERE conversation_id = ? AND role = 'assistant' AND agent IN ({marks}) "
+            f"SELECT agent FROM messages WHERE conversation_id = ? AND role = 'assistant' AND agent IN ({marks}) AND cut_at IS NULL "
             "ORDER BY seq DESC LIMIT 1",
             (conversation_id, *agents),
         ).fetchone()
@@ -278,13 +279,26 @@ class Store:
 
     def _messages(self, conversation_id: str) -> Iterator[StoredMessage]:
         rows = self.db.execute(
-            "SELECT id, role, text, agent, metadata FROM messages WHERE conversation_id = ? ORDER BY seq",
+            "SELECT id, role, text, agent, metadata FROM messages WHERE conversation_id = ? AND cut_at IS NULL ORDER BY seq",
             (conversation_id,),
         )
         for mid, role, text, agent, metadata in rows:
             yield StoredMessage(mid, conversation_id, role, text, agent, json.loads(metadata))
 
-    # -- tasks: which mode and phase each task ran in
+    def last_seq(self, conversation_id: str) -> int:
+        """The number of the conversation's last message (0: none yet)."""
+        row = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?", (conversation_id,)).fetchone()
+        return row[0]
+
+    def cut_after(self, conversation_id: str, seq: int) -> int:
+        """Mark the messages after `seq` as cut (kept, no longer part of the conversation);
+        returns how many were."""
+        with self.transaction():
+            cursor = self.db.execute(
+                "UPDATE messages SET cut_at = ? WHERE conversation_id = ? AND seq > ? AND cut_at IS NULL",
+                (time.time(), conversation_id, seq),
+            )
+        return cursor.rowcount
 
     # -- usage: one row per model request
 
@@ -303,6 +317,8 @@ class Store:
             where, args = f"WHERE conversation_id IN ({', '.join('?' * len(conversation_ids))})", tuple(conversation_ids)
         rows = self.db.execute(f"SELECT {', '.join(USAGE_FIELDS)} FROM usage {where} ORDER BY id", args).fetchall()
         return [dict(zip(USAGE_FIELDS, r)) for r in rows]
+
+    # -- tasks: which mode and phase each task ran in
 
     def add_task(self, task_id: str, agent: str, mode: str, phase: str, conversation_id: str | None, parent_id: str | None, replaces: str | None) -> None:
         now = time.time()

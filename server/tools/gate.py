@@ -193,6 +193,14 @@ async def approval(run: GateRun) -> None:
             ctx.host.show_message("warning", written)
 
 
+async def checkpoint(run: GateRun) -> None:
+    """What the files were before a call that edits them or runs a command (it may change any)."""
+    assert run.spec is not None
+    if run.spec.edits or run.spec.group == "command":
+        label = f"before {run.spec.name}" + (f" {', '.join(p.rel for p in run.paths)}" if run.paths else "")
+        await run.ctx.session.checkpoints.take(label, run.ctx.conversation_id, run.call.id)
+
+
 async def execute(run: GateRun) -> None:
     assert run.prepared is not None
     run.on_running()
@@ -215,6 +223,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("allowed by the mode's command rules", command_rules),
     ("tool preconditions", preconditions),
     ("approval", approval),
+    ("checkpoint of the files", checkpoint),
     ("run", execute),
 )
 

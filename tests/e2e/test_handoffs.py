@@ -164,7 +164,7 @@ async def test_a_hand_off_asks_nothing_but_delegate_task_asks_like_new_task(edit
         [done("Built.")],
     )
     await editor.request(methods.CHAT_SEND, {"text": "@architect go"})
-    await editor.wait_for(lambda: editor.approvals)
+    await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 2)
     [asked] = editor.approvals
     assert (asked["kind"], asked["title"], asked["tool"]) == ("subtask", "Delegate 'Build' to coder?", "delegate_task")
 

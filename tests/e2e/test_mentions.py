@@ -61,6 +61,7 @@ async def test_a_prefix_a_human_and_the_default_responder(editor, workspace):
     await editor.wait_for(lambda: editor.of_kind("turn_ended"))
     nobody = await editor.request(methods.CHAT_SEND, {"text": "and now?"})
     assert nobody["dispatched"] == ["architect"] and nobody["mentions"] == []  # the last agent that spoke
+    await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 2)
 
 
 async def test_a_message_of_mentions_only_starts_nothing(editor, workspace):

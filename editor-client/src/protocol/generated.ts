@@ -37,6 +37,14 @@ export interface ModusProtocol {
   ChatOpenParams?: ChatOpenParams;
   ChatSendParams?: ChatSendParams;
   ChatSendResult?: ChatSendResult;
+  CheckpointFile?: CheckpointFile;
+  CheckpointInfo?: CheckpointInfo;
+  CheckpointParams?: CheckpointParams;
+  CheckpointsDiffResult?: CheckpointsDiffResult;
+  CheckpointsListParams?: CheckpointsListParams;
+  CheckpointsListResult?: CheckpointsListResult;
+  CheckpointsRestoreParams?: CheckpointsRestoreParams;
+  CheckpointsRestoreResult?: CheckpointsRestoreResult;
   ConversationParams?: ConversationParams;
   ConversationSummary?: ConversationSummary;
   EmptyParams?: EmptyParams;
@@ -305,6 +313,72 @@ export interface Mention {
   kind: 'agent' | 'human';
   name: string;
   raw: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointFile".
+ */
+export interface CheckpointFile {
+  diff: string;
+  path: string;
+  status: 'added' | 'modified' | 'deleted';
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointInfo".
+ */
+export interface CheckpointInfo {
+  conversationId: string;
+  createdAt: string;
+  id: string;
+  label: string;
+  toolCallId?: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointParams".
+ */
+export interface CheckpointParams {
+  id: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointsDiffResult".
+ */
+export interface CheckpointsDiffResult {
+  files: CheckpointFile[];
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointsListParams".
+ */
+export interface CheckpointsListParams {
+  conversationId?: string | null;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointsListResult".
+ */
+export interface CheckpointsListResult {
+  checkpoints: CheckpointInfo[];
+  disabled?: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointsRestoreParams".
+ */
+export interface CheckpointsRestoreParams {
+  id: string;
+  restore: 'files' | 'conversation' | 'both';
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointsRestoreResult".
+ */
+export interface CheckpointsRestoreResult {
+  checkpoint: string;
+  conversationId: string;
+  restored: string[];
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -607,6 +681,7 @@ export interface Settings {
    */
   agents?: [AgentConfig, ...AgentConfig[]];
   autoApprove?: AutoApprove;
+  checkpoints?: boolean;
   commandTimeoutSeconds?: number;
   maxConsecutiveMistakes?: number;
   maxRequestsPerTurn?: number;
@@ -828,6 +903,9 @@ export interface Requests {
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
   "modus/chat/open": { params: ChatOpenParams; result: State };
   "modus/chat/send": { params: ChatSendParams; result: ChatSendResult };
+  "modus/checkpoints/diff": { params: CheckpointParams; result: CheckpointsDiffResult };
+  "modus/checkpoints/list": { params: CheckpointsListParams; result: CheckpointsListResult };
+  "modus/checkpoints/restore": { params: CheckpointsRestoreParams; result: CheckpointsRestoreResult };
   "modus/modes/list": { params: EmptyParams; result: ModesListResult };
   "modus/modes/switch": { params: ModesSwitchParams; result: State };
   "modus/phase/set": { params: PhaseSetParams; result: State };
@@ -857,6 +935,9 @@ export const Method = {
   chatList: "modus/chat/list",
   chatOpen: "modus/chat/open",
   chatSend: "modus/chat/send",
+  checkpointsDiff: "modus/checkpoints/diff",
+  checkpointsList: "modus/checkpoints/list",
+  checkpointsRestore: "modus/checkpoints/restore",
   modesList: "modus/modes/list",
   modesSwitch: "modus/modes/switch",
   phaseSet: "modus/phase/set",

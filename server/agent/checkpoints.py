@@ -1,0 +1,149 @@
+"""Checkpoints of a session (SPEC of issue 13, PROTOCOL.md "Checkpoints"): the workspace's files
+before each tool call that edits files or runs a command, and at each turn's start, kept by the
+engine in server/checkpoints (a shadow git repository under the state folder); listed, compared
+with now, and restored: the files (through the editor when it applies edits, else on disk), the
+conversation (cut back to that point: a new task; the later messages stay in the store, marked),
+or both. A restore first takes a checkpoint of its own, so it can be undone.
+
+Each checkpoint carries, in its commit, the conversation, the tool call it came before (none for
+a turn's start), and the number of the conversation's last message then. Without git, or with
+the `checkpoints` setting off, there are none, and the user is told why once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import anyio
+
+import protocol
+
+from ..errors import BadRequest
+from ..host import FileChange
+
+if TYPE_CHECKING:
+    from ..checkpoints import ShadowRepo
+    from .session import Session
+
+log = logging.getLogger(__name__)
+
+
+class Checkpoints:
+    def __init__(self, session: "Session"):
+        self.session = session
+        self._told = False
+
+    @cached_property
+    def repo(self) -> "ShadowRepo":
+        from ..checkpoints import ShadowRepo
+
+        return ShadowRepo(self.session.workspace.root, self.session.state_dir)
+
+    async def _available(self) -> bool:
+        if not self.session.settings.checkpoints:
+            return False
+        if await anyio.to_thread.run_sync(self.repo.available):
+            if self.repo.recovered and not self._told:
+                self._told = True
+                self.session.host.show_message("warning", self.repo.recovered)
+            return True
+        if not self._told:
+            self._told = True
+            self.session.host.show_message("warning", self.repo.reason or "Checkpoints are off.")
+        return False
+
+    def disabled(self) -> str | None:
+        if not self.session.settings.checkpoints:
+            return "Checkpoints are off: the checkpoints setting is false."
+        return None if self.repo.available() else (self.repo.reason or "Checkpoints are off.")
+
+    async def take(self, label: str, conversation_id: str, tool_call_id: str | None = None) -> str | None:
+        """A checkpoint of the files now (in a worker thread); its id, None when they are off.
+        A failure is logged and told: the work goes on without this checkpoint."""
+        if not await self._available():
+            return None
+        meta = {"conversationId": conversation_id, "seq": str(self.session.store.last_seq(conversation_id))}
+        if tool_call_id:
+            meta["toolCallId"] = tool_call_id
+        try:
+            checkpoint = await anyio.to_thread.run_sync(self.repo.take, label, meta)
+        except Exception as exc:  # noqa: BLE001 - a checkpoint lost must not fail the edit
+            log.warning("checkpoint %r failed: %s", label, exc)
+            self.session.host.show_message("warning", f"No checkpoint was taken ({label}): {exc}")
+            return None
+        return checkpoint.id
+
+    def list(self, conversation_id: str | None) -> protocol.CheckpointsListResult:
+        why = self.disabled()
+        if why is not None:
+            return protocol.CheckpointsListResult(checkpoints=[], disabled=why)
+        meta = {"conversationId": conversation_id} if conversation_id else None
+        return protocol.CheckpointsListResult(
+            checkpoints=[
+                protocol.CheckpointInfo(
+                    id=c.id,
+                    conversation_id=c.meta.get("conversationId", ""),
+                    tool_call_id=c.meta.get("toolCallId"),
+                    created_at=datetime.fromtimestamp(c.time, timezone.utc).isoformat(timespec="seconds"),
+                    label=c.message,
+                )
+                for c in reversed(self.repo.list(meta=meta))
+            ]
+        )
+
+    def _checkpoint(self, checkpoint_id: str):
+        from ..checkpoints import CheckpointError, CheckpointsUnavailable
+
+        why = self.disabled()
+        if why is not None:
+            raise BadRequest(why)
+        try:
+            return self.repo.get(checkpoint_id)
+        except (CheckpointError, CheckpointsUnavailable) as exc:
+            raise BadRequest(f"id: {exc}") from None
+
+    async def diff(self, checkpoint_id: str) -> protocol.CheckpointsDiffResult:
+        self._checkpoint(checkpoint_id)
+        files = await anyio.to_thread.run_sync(self.repo.diff, checkpoint_id)
+        return protocol.CheckpointsDiffResult(
+            files=[protocol.CheckpointFile(path=f.path, status=f.status, diff=f.text) for f in files]
+        )
+
+    async def restore(self, checkpoint_id: str, what: str) -> protocol.CheckpointsRestoreResult:
+        """Back to the checkpoint: "files", "conversation" or "both". A checkpoint of now comes first."""
+        session = self.session
+        checkpoint = self._checkpoint(checkpoint_id)
+        cid = checkpoint.meta.get("conversationId") or session.conversation_id
+        before = await self.take(f"before restoring {checkpoint_id[:12]}", cid)
+        assert before is not None  # they are on: the checkpoint exists
+        restored: list[str] = []
+        if what in ("files", "both"):
+            restored = await self._files(checkpoint_id)
+        if what in ("conversation", "both"):
+            session.cut_conversation(cid, int(checkpoint.meta.get("seq", "0")))
+        return protocol.CheckpointsRestoreResult(restored=restored, checkpoint=before, conversation_id=cid)
+
+    async def _files(self, checkpoint_id: str) -> list[str]:
+        """The files as they were: text creates and changes through the editor when it applies
+        edits (its buffers and undo stay right), the rest (deletes, binaries, kinds) on disk."""
+        session, repo = self.session, self.repo
+        changes = await anyio.to_thread.run_sync(repo.restore, checkpoint_id)
+        editable = [c for c in changes if c.via_editor and c.action != "delete"] if session.host.can_apply_edits else []
+        if editable:
+            outcome = await session.host.apply_edit(
+                [FileChange(session.workspace.resolve(c.path), c.old_text, c.new_text or "") for c in editable]
+            )
+            if not outcome.applied:
+                log.warning("the editor did not apply the restore (%s): on disk instead", outcome.reason)
+                editable = []
+        on_disk = [c.path for c in changes if c not in editable]
+        failed = []
+        if on_disk:
+            done = await anyio.to_thread.run_sync(repo.restore_on_disk, checkpoint_id, on_disk)
+            failed = [c for c in done if c.error]
+        if failed:
+            session.host.show_message("warning", "Not restored: " + "; ".join(f"{c.path}: {c.error}" for c in failed))
+        return [c.path for c in changes if c.path not in {f.path for f in failed}]
