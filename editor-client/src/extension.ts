@@ -392,7 +392,11 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         const resolve = this.approvals.get(m.id);
         if (!resolve) return;
         this.approvals.delete(m.id);
-        const response: ApprovalResponse = { decision: m.decision, ...(m.feedback ? { feedback: m.feedback } : {}) };
+        const response: ApprovalResponse = {
+          decision: m.decision,
+          ...(m.feedback ? { feedback: m.feedback } : {}),
+          ...(m.always && m.decision === 'approve' ? { always: true } : {}),
+        };
         this.dispatch({ type: 'approvalAnswered', id: m.id, response });
         resolve(response);
         return;

@@ -85,6 +85,21 @@ describe('view reducer', () => {
     assert.deepEqual(lines(view), ['approval tool approve: Write a?', 'approval tool cancelled: Write a?']);
   });
 
+  it('keeps an "Always allow" answer on its approval; a denial is never "always"', () => {
+    const request = { kind: 'tool' as const, title: 'Run npm test?', detail: '', alwaysAllow: 'autoApprove.modes.code.command: "npm test"' };
+    const view = replay([
+      { type: 'approval', id: 'a1', request },
+      { type: 'approval', id: 'a2', request },
+      { type: 'approvalAnswered', id: 'a1', response: { decision: 'approve', always: true } },
+      { type: 'approvalAnswered', id: 'a2', response: { decision: 'deny', always: true } },
+    ]);
+    assert.deepEqual(lines(view), ['approval tool approve (always): Run npm test?', 'approval tool deny: Run npm test?']);
+    assert.deepEqual(
+      view.entries.map((e) => e.type === 'approval' && e.always),
+      [true, undefined],
+    );
+  });
+
   it('shows only the current conversation; a new conversation starts empty', () => {
     let view = replay([up({ kind: 'message', role: 'user', text: 'one' })]);
     view = reduce(view, { type: 'update', update: { conversationId: 'other', kind: 'message', role: 'user', text: 'elsewhere' } });

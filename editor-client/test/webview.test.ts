@@ -765,3 +765,129 @@ describe('chat webview: several agents and the @-completion', () => {
     await page.close();
   });
 });
+
+describe('chat webview: always allow, a stored conversation by turn, the mode rules, yolo, the MCP section', () => {
+  let browser: Browser;
+  const conversationId = 'conv-rules';
+  const modes: Action = {
+    type: 'modes',
+    modes: {
+      current: 'code',
+      modes: [
+        { slug: 'code', name: 'Code', description: 'Write code', whenToUse: null, source: 'builtin', groups: ['read', 'edit', 'command', 'mcp'] },
+        {
+          slug: 'reviewer',
+          name: 'Reviewer',
+          description: 'Review <b>changes</b>',
+          whenToUse: null,
+          source: 'project',
+          groups: ['read', ['mcp', { servers: ['docs'] }], ['command', { allow: ['git log*', 'git diff*'], deny: ['rm -rf *'] }]],
+        },
+      ],
+    },
+  };
+  const state = (yolo: boolean): Action => ({
+    type: 'state',
+    state: {
+      mode: { slug: 'code', name: 'Code' },
+      phase: 'act',
+      conversationId,
+      yolo,
+      task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      plan: { state: 'normal', completedSteps: [] },
+    },
+  });
+  const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
+  const open = async (actions: Action[] = [], width = 360) => {
+    const page = await openChat(browser, { width, height: 700 });
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, modes, state(false), ...actions]));
+    return page;
+  };
+  const RULE = 'autoApprove.modes.code.command: "npm test"';
+
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('a command approval offers "Always allow" with its rule (muted, monospace); it answers approve + always', async () => {
+    const page = await open([
+      up({ kind: 'turn_started', turnId: 't', agent: 'modus' }),
+      up({ kind: 'tool_call', turnId: 't', agent: 'modus', toolCallId: 'c1', name: 'execute_command', params: { command: 'npm test' }, status: 'pending' }),
+      {
+        type: 'approval',
+        id: 'cmd',
+        request: { kind: 'tool', title: 'Run a command?', detail: 'npm test', tool: 'execute_command', toolCallId: 'c1', agent: 'modus', alwaysAllow: RULE },
+      },
+      { type: 'approval', id: 'plain', request: { kind: 'tool', title: 'Run another?', detail: 'ls', tool: 'execute_command', agent: 'modus' } },
+    ]);
+    const card = page.locator('.card.tool[data-tool="execute_command"] [data-approval="cmd"]');
+    await card.waitFor();
+    assert.deepEqual(await card.getByRole('button').allTextContents(), ['Approve', 'Always allow', 'Deny']);
+    const rule = card.locator('.always-rule');
+    assert.equal(await rule.textContent(), `Always allow adds to .modus/settings.json: ${RULE}`);
+    assert.equal(await rule.locator('code').textContent(), RULE);
+    const always = card.getByRole('button', { name: 'Always allow' });
+    assert.equal(await always.getAttribute('aria-describedby'), await rule.getAttribute('id'), 'the button is described by its rule');
+    const [color, codeFont, bodyColor] = await rule.evaluate((e) => [
+      getComputedStyle(e).color,
+      getComputedStyle(e.querySelector('code')!).fontFamily,
+      getComputedStyle(document.body).color,
+    ]);
+    assert.equal(color, 'rgb(157, 157, 157)', 'muted');
+    assert.notEqual(color, bodyColor);
+    assert.match(codeFont, /mono|Menlo|Consolas/i);
+    // an approval without a rule offers no "Always allow"
+    const plain = page.locator('[data-approval="plain"]');
+    assert.deepEqual(await plain.getByRole('button').allTextContents(), ['Approve', 'Deny']);
+    assert.equal(await plain.locator('.always-rule').count(), 0);
+
+    await card.locator('textarea.feedback').fill('fine');
+    await always.click();
+    assert.deepEqual(
+      (await posted(page)).filter((m) => m.type === 'approval'),
+      [{ type: 'approval', id: 'cmd', decision: 'approve', feedback: 'fine', always: true }],
+    );
+    assert.equal(await card.getByRole('button', { name: 'Approve' }).isDisabled(), true, 'one answer');
+    await feed(page, toWebview([{ type: 'approvalAnswered', id: 'cmd', response: { decision: 'approve', feedback: 'fine', always: true } }]));
+    await card.locator('.decision.approve').waitFor();
+    assert.equal(await card.locator('.decision').textContent(), 'Always allowed: fine');
+    assert.equal(await card.locator('.always-rule code').textContent(), RULE, 'the rule stays, written');
+    assert.equal(await card.locator('button').count(), 0);
+    // a plain Approve leaves no rule on the card
+    await plain.getByRole('button', { name: 'Approve' }).click();
+    await feed(page, toWebview([{ type: 'approvalAnswered', id: 'plain', response: { decision: 'approve' } }]));
+    assert.equal(await plain.locator('.decision').textContent(), 'Approved');
+    assert.equal(await plain.locator('.always-rule').count(), 0);
+    await page.close();
+  });
+
+  it('the settings file’s diff is asked next, in the turn, with its lines tinted like any edit', async () => {
+    const diff = '--- a/.modus/settings.json\n+++ b/.modus/settings.json\n@@ -1 +1,9 @@\n-{"maxRetries": 2}\n\\ No newline at end of file\n+{\n+  "maxRetries": 2,\n+  "autoApprove": {}\n+}\n';
+    const page = await open([
+      up({ kind: 'turn_started', turnId: 't', agent: 'modus' }),
+      {
+        type: 'approval',
+        id: 'diff',
+        request: {
+          kind: 'tool',
+          title: 'Always allow: write this rule to .modus/settings.json?',
+          detail: diff,
+          tool: 'write_to_file',
+          params: { path: '.modus/settings.json', content: '{}' },
+          agent: 'modus',
+        },
+      },
+    ]);
+    const card = page.locator('.turn [data-approval="diff"]');
+    await card.waitFor();
+    assert.equal(await card.locator('.approval-title').textContent(), 'Always allow: write this rule to .modus/settings.json?');
+    assert.deepEqual(await card.locator('pre.diff .file').allTextContents(), ['--- a/.modus/settings.json\n', '+++ b/.modus/settings.json\n']);
+    assert.deepEqual(await card.locator('pre.diff .del').allTextContents(), ['-{"maxRetries": 2}\n']);
+    assert.equal(await card.locator('pre.diff .add').count(), 4);
+    assert.deepEqual(await card.getByRole('button').allTextContents(), ['Approve', 'Deny'], 'the rule is not offered again');
+    await page.close();
+  });
+});

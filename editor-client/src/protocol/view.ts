@@ -41,7 +41,16 @@ export type Entry =
     }
   | { type: 'mode'; id: string; turnId?: string; from: string; to: string; reason?: string; by: 'user' | 'model' }
   | { type: 'phase'; id: string; turnId?: string; from: string; to: string }
-  | { type: 'approval'; id: string; turnId?: string; request: ApprovalRequest; status: ApprovalStatus; feedback?: string }
+  /** `always`: approved with "Always allow" (the rule `request.alwaysAllow` is written) */
+  | {
+      type: 'approval';
+      id: string;
+      turnId?: string;
+      request: ApprovalRequest;
+      status: ApprovalStatus;
+      feedback?: string;
+      always?: boolean;
+    }
   | { type: 'turn'; id: string; turnId?: string; agent: string; outcome: string }
   | { type: 'error'; id: string; text: string };
 
@@ -178,6 +187,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         ...e,
         status: action.response.decision,
         feedback: action.response.feedback ?? undefined,
+        always: action.response.always === true && action.response.decision === 'approve' ? true : undefined,
       }));
     case 'approvalCancelled':
       return patch(view, action.id, 'approval', (e) => (e.status === 'pending' ? { ...e, status: 'cancelled' } : e));
@@ -657,7 +667,7 @@ function line(e: Entry): string {
     case 'phase':
       return `phase ${e.from} -> ${e.to}`;
     case 'approval':
-      return `approval ${e.request.kind} ${e.status}: ${e.request.title}`;
+      return `approval ${e.request.kind} ${e.status}${e.always ? ' (always)' : ''}: ${e.request.title}`;
     case 'turn':
       return `turn ${e.outcome}`;
     case 'error':
