@@ -221,6 +221,41 @@ describe('history replay', () => {
     assert.deepEqual(lines(view), ['user: @architect design the cache.', 'user: plain']);
   });
 
+  it('groups a stored conversation by the turn each message names, with who woke it, as live', () => {
+    const turn = (turnId: string, wokenBy?: string) => ({ turnId, ...(wokenBy ? { wokenBy } : {}) });
+    const m = (role: HistoryMessage['role'], text: string, agent: string | undefined, metadata: Record<string, unknown>): HistoryMessage => ({
+      id: `m-${text}`,
+      role,
+      text,
+      metadata,
+      ...(agent ? { agent } : {}),
+    });
+    const messages: HistoryMessage[] = [
+      m('user', 'design the cache', undefined, { typed: '@architect design the cache' }),
+      m('assistant', 'An LRU. @coder, build it.', 'architect', turn('ta')),
+      m('assistant', 'Reading.', 'coder', { ...turn('tc', 'architect'), toolCalls: [{ id: 'r', name: 'read_file', arguments: { path: 'a.py' } }] }),
+      m('tool', 'x = 1', undefined, { ...turn('tc', 'architect'), toolCallId: 'r', name: 'read_file', isError: false }),
+      m('assistant', 'Built, @architect.', 'coder', turn('tc', 'architect')),
+      m('system', 'Mentions not delivered: @architect (already in this chain).', 'coder', {
+        ...turn('tc', 'architect'),
+        mentionsRefused: [{ mention: '@architect', reason: 'already in this chain' }],
+      }),
+      // a second turn of the architect after the same user message: a block of its own
+      m('assistant', 'Reviewed it.', 'architect', turn('ta2', 'coder')),
+    ];
+    const view = reduce(initialView(), { type: 'history', conversationId: C, messages });
+    assert.deepEqual(
+      layout(view).map((item) => (item.type === 'turn' ? `${item.turnId} ${item.agent}${item.wokenBy ? ` (woken by ${item.wokenBy})` : ''}: ${item.entries.length}` : item.entry.type)),
+      ['user', 'ta architect: 1', 'tc coder (woken by architect): 4', 'ta2 architect (woken by coder): 1'],
+    );
+    const system = view.entries.find((e) => e.type === 'system');
+    assert.deepEqual(system?.type === 'system' && system.mentionsRefused, [{ mention: '@architect', reason: 'already in this chain' }]);
+    // a live update of a stored turn (still running) goes on in its block
+    const live = reduce(view, up({ kind: 'message', turnId: 'ta2', agent: 'architect', role: 'assistant', text: 'And one more thing.' }));
+    const last = layout(live).at(-1)!;
+    assert.ok(last.type === 'turn' && last.turnId === 'ta2' && last.entries.length === 2);
+  });
+
   it('keeps the approvals still waiting for an answer when the entries are replaced', () => {
     const request = { kind: 'tool' as const, title: 'Write a?', detail: '' };
     let view = replay([

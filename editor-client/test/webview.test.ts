@@ -890,4 +890,33 @@ describe('chat webview: always allow, a stored conversation by turn, the mode ru
     assert.deepEqual(await card.getByRole('button').allTextContents(), ['Approve', 'Deny'], 'the rule is not offered again');
     await page.close();
   });
+
+  it('a stored conversation shows a block per turn it names, "woken by" and the refused mentions from their metadata', async () => {
+    const m = (role: string, text: string, agent: string | undefined, metadata: Record<string, unknown>) => ({ id: `m-${text}`, role, text, metadata, ...(agent ? { agent } : {}) });
+    const page = await open([
+      {
+        type: 'history',
+        conversationId,
+        messages: [
+          m('user', 'design it', undefined, {}),
+          m('assistant', 'An LRU. @coder, build it.', 'architect', { turnId: 'ta' }),
+          m('assistant', 'Built, @architect.', 'coder', { turnId: 'tc', wokenBy: 'architect' }),
+          // the server's words may change: the metadata says what the message is
+          m('system', 'Not delivered: @architect (already in this chain).', 'coder', {
+            turnId: 'tc',
+            wokenBy: 'architect',
+            mentionsRefused: [{ mention: '@architect', reason: 'already in this chain' }],
+          }),
+          m('system', 'Mentions not delivered: none really.', 'coder', { turnId: 'tc', wokenBy: 'architect', mentionsRefused: [] }),
+        ] as any,
+      },
+    ]);
+    const coder = page.getByRole('group', { name: 'coder, woken by architect' });
+    await coder.waitFor();
+    assert.equal(await page.locator('#log > .turn').count(), 2);
+    assert.equal(await coder.locator('.woken-by').textContent(), 'woken by architect');
+    assert.deepEqual(await coder.locator('.msg.system.mentions-refused').allTextContents(), ['Not delivered: @architect (already in this chain).']);
+    assert.equal(await coder.locator('.msg.system:not(.mentions-refused)').count(), 1);
+    await page.close();
+  });
 });

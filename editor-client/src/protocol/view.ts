@@ -28,7 +28,8 @@ export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancel
 export type Entry =
   | { type: 'user'; id: string; text: string }
   | { type: 'assistant'; id: string; turnId?: string; agent?: string; text: string; streaming: boolean }
-  | { type: 'system'; id: string; turnId?: string; text: string }
+  /** `mentionsRefused`: the mentions the server did not deliver, when this message lists them (from the history) */
+  | { type: 'system'; id: string; turnId?: string; text: string; mentionsRefused?: RefusedMention[] }
   | {
       type: 'tool';
       id: string;
@@ -78,6 +79,12 @@ export interface PlanStep {
   files: string[];
   verification: string;
   status: 'done' | 'current' | 'pending';
+}
+
+/** A mention an agent wrote that the server did not deliver, and why. */
+export interface RefusedMention {
+  mention: string;
+  reason: string;
 }
 
 /** An agent's turn: whose it is and, when another agent's mention started it, which one. */
@@ -227,8 +234,11 @@ export function reduce(view: ViewState, action: Action): ViewState {
  * mode change after its card; a switch the user made is not in the history. Approvals still
  * waiting for an answer stay, after the conversation.
  *
- * The stored messages name their agent but not their turn: an agent's messages after the same
- * user message are shown as one turn (`stored:<n>:<agent>`, n counting the user messages).
+ * A stored message of an agent's turn names the turn (`metadata.turnId`, the id live updates use)
+ * and who woke it (`metadata.wokenBy`), so each turn is one block as it was live. Messages stored
+ * before the server recorded that have only their agent: an agent's messages after the same user
+ * message are then shown as one turn (`stored:<n>:<agent>`, n counting the user messages). The
+ * system message that lists refused mentions carries them (`metadata.mentionsRefused`).
  */
 function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[]): ViewState {
   let next: ViewState = { ...view, conversationId, entries: [], running: [], turns: {}, plan: livePlan(view) };
@@ -236,10 +246,12 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
   const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
   let mode: unknown; // the mode of the latest reply
   let asked = 0; // the user messages so far
-  const turnOf = (agent: string | null | undefined): string | undefined => {
+  const turnOf = (m: HistoryMessage): string | undefined => {
+    const agent = m.agent;
     if (!agent) return undefined;
-    const turnId = `stored:${asked}:${agent}`;
-    next = noteTurn(next, turnId, agent);
+    const { turnId: stored, wokenBy } = m.metadata;
+    const turnId = typeof stored === 'string' && stored ? stored : `stored:${asked}:${agent}`;
+    next = noteTurn(next, turnId, agent, typeof wokenBy === 'string' && wokenBy ? wokenBy : undefined);
     return turnId;
   };
   messages.forEach((m, i) => {
@@ -249,13 +261,14 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
       asked++;
       next = pushLocal(next, (id) => ({ type: 'user', id, text: typed }));
     } else if (m.role === 'system') {
-      const turnId = turnOf(m.agent);
-      next = pushLocal(next, (id) => ({ type: 'system', id, turnId, text: m.text }));
+      const turnId = turnOf(m);
+      const mentionsRefused = refusedMentions(m.metadata.mentionsRefused);
+      next = pushLocal(next, (id) => ({ type: 'system', id, turnId, text: m.text, ...(mentionsRefused ? { mentionsRefused } : {}) }));
     } else if (m.role === 'tool') next = storedResult(next, m, mode);
     else {
       mode = m.metadata.mode;
       const agent = m.agent ?? undefined;
-      const turnId = turnOf(agent);
+      const turnId = turnOf(m);
       if (m.text) next = pushAssistant(next, { turnId, agent, text: m.text }, false);
       for (const c of storedCalls(m.metadata.toolCalls)) {
         const answer = answers.get(c.id);
@@ -278,6 +291,14 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
     }
   });
   return { ...next, entries: [...next.entries, ...pendingApprovals(view)] };
+}
+
+/** `metadata.mentionsRefused` of a stored system message: [{mention, reason}], else undefined. */
+function refusedMentions(value: unknown): RefusedMention[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value
+    .filter((r) => r && typeof r === 'object' && typeof r.mention === 'string')
+    .map((r) => ({ mention: r.mention, reason: typeof r.reason === 'string' ? r.reason : '' }));
 }
 
 /** Tools whose `response` the server shows as the assistant's message: no card of their own. */

@@ -138,8 +138,9 @@ function renderEntry(e: Entry): HTMLElement {
         el('div', 'text', e.text),
       );
     case 'system':
-      // mentions the server did not deliver: a line of the turn, not an alarm
-      if (e.text.startsWith(REFUSED_MENTIONS)) return el('div', 'msg system mentions-refused', undefined, el('div', 'text', e.text));
+      // mentions the server did not deliver: a line of the turn, not an alarm (the history lists
+      // them; a live message is known by its words)
+      if (e.mentionsRefused ? e.mentionsRefused.length > 0 : e.text.startsWith(REFUSED_MENTIONS)) return el('div', 'msg system mentions-refused', undefined, el('div', 'text', e.text));
       return el('div', 'msg system', undefined, el('div', 'text', e.text));
     case 'error':
       return el('div', 'msg client-error', undefined, el('div', 'text', e.text));
