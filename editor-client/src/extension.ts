@@ -19,7 +19,7 @@ import { CLIENT_EXPERIMENTAL_CAPABILITIES, errorMessage, ModusApi, Rpc } from '.
 import { Command } from './protocol/generated';
 import type { ApprovalResponse, State as ModusState } from './protocol/generated';
 import { ServerProcess, spawnServer, StderrTail, within } from './protocol/process';
-import { buildSettings } from './protocol/settings';
+import { buildSettings, explicitValue } from './protocol/settings';
 import { Action, initialView, reduce, ViewState } from './protocol/view';
 import { chatHtml, makeNonce } from './webview/html';
 import type { FromWebview, ServerFix, ToWebview } from './webview/messages';
@@ -258,9 +258,14 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     await this.start();
   }
 
+  /**
+   * The settings the user set (User, Remote, workspace or folder settings): a default VS Code
+   * fills in is left out, so the workspace's `.modus/settings.json`, which the server puts under
+   * these, is not overridden by a value nobody chose.
+   */
   settings() {
     const config = vscode.workspace.getConfiguration('modus');
-    return buildSettings((key) => config.get(key));
+    return buildSettings((key) => explicitValue(config.inspect(key), config.get(key)));
   }
 
   onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
@@ -500,6 +505,31 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     }
   }
 
+  /**
+   * `Modus: Trust Workspace Settings`: the keys of the workspace's `.modus/settings.json` that wait
+   * for the user's trust (yolo, autoApprove, stateDir, model endpoints) apply. Only in a trusted
+   * VS Code workspace (the command's enablement says so too).
+   */
+  async trustWorkspaceSettings(): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('Modus: trust this folder in VS Code first (Workspaces: Manage Workspace Trust).');
+      return;
+    }
+    const api = this.requireApi();
+    if (!api) return;
+    let state: ModusState;
+    try {
+      state = await api.trustWorkspaceSettings();
+    } catch (err) {
+      // e.g. "<workspace>/.modus/settings.json: nothing in it waits for trust"
+      void vscode.window.showWarningMessage(`Modus: ${errorMessage(err)}`);
+      return;
+    }
+    this.dispatch({ type: 'state', state });
+    const yolo = state.yolo ? ' yolo is on: every action runs without asking.' : '';
+    void vscode.window.showInformationMessage(`Modus: the workspace's settings (.modus/settings.json) now apply.${yolo}`);
+  }
+
   /** `Modus: Reject Plan`: asks for optional feedback when there is a plan to reject. */
   async rejectPlan(): Promise<void> {
     const state = this.view.plan?.state;
@@ -697,6 +727,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('modus.ui.rejectPlan', () => m.rejectPlan()),
     vscode.commands.registerCommand('modus.ui.setApiKey', () => m.setApiKey()),
     vscode.commands.registerCommand('modus.ui.restartServer', () => m.restart()),
+    vscode.commands.registerCommand('modus.ui.trustWorkspaceSettings', () => m.trustWorkspaceSettings()),
     vscode.workspace.onDidChangeConfiguration((e) => m.onConfigurationChanged(e)),
   );
   await m.start();

@@ -212,6 +212,20 @@ describe('protocol layer against the real server', () => {
     assert.equal(runs.length, 2);
   });
 
+  it('the workspace’s yolo waits for the user’s trust; modus.trustWorkspaceSettings applies it', async () => {
+    const s = await start({ files: { '.modus/settings.json': '{"yolo": true}\n' } });
+    assert.equal((await s.api.state()).yolo, false, 'not before the user trusts it');
+    const state = await s.api.trustWorkspaceSettings();
+    assert.equal(state.yolo, true);
+    assert.equal((await s.api.state()).yolo, true);
+    s.write('.modus/settings.json', '{"maxRetries": 2}\n');
+    await assert.rejects(s.api.trustWorkspaceSettings(), (err: any) => {
+      assert.equal(err.code, -32602);
+      assert.match(err.message, /nothing in it waits for trust/);
+      return true;
+    });
+  });
+
   it('cancels a conversation', async () => {
     const s = await start({ turns: [{ text: 'hi' }] });
     await s.chat('hello');

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { HistoryMessage, PlanInfo, Update } from '../src/protocol/generated';
-import { buildSettings } from '../src/protocol/settings';
+import type { HistoryMessage, PlanInfo, State, Update } from '../src/protocol/generated';
+import { buildSettings, explicitValue } from '../src/protocol/settings';
 import {
   Action,
   describe as lines,
@@ -98,6 +98,20 @@ describe('view reducer', () => {
       view.entries.map((e) => e.type === 'approval' && e.always),
       [true, undefined],
     );
+  });
+
+  it('keeps yolo from the state', () => {
+    const state = (yolo: boolean): State => ({
+      mode: { slug: 'code', name: 'Code' },
+      phase: 'act',
+      conversationId: C,
+      yolo,
+      task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      plan: { state: 'normal', completedSteps: [] },
+    });
+    assert.equal(initialView().yolo, false);
+    assert.equal(replay([{ type: 'state', state: state(true) }]).yolo, true);
+    assert.equal(replay([{ type: 'state', state: state(true) }, { type: 'state', state: state(false) }]).yolo, false);
   });
 
   it('shows only the current conversation; a new conversation starts empty', () => {
@@ -296,6 +310,27 @@ describe('describe', () => {
 });
 
 describe('settings', () => {
+  it('forwards a setting the user set in some scope, not the default VS Code fills in', () => {
+    assert.equal(explicitValue({}, false), undefined, 'only the default: left out, the settings files apply');
+    assert.equal(explicitValue(undefined, false), undefined);
+    assert.equal(explicitValue({ globalValue: true }, true), true);
+    assert.equal(explicitValue({ workspaceValue: false }, false), false, 'a false the user chose is forwarded');
+    assert.deepEqual(explicitValue({ workspaceFolderValue: { edit: true } }, { edit: true }), { edit: true });
+    // VS Code resolves the value (an untrusted workspace's restricted setting falls back to the user's or the default)
+    assert.equal(explicitValue({ workspaceValue: true }, false), false);
+  });
+
+  it('the manifest enables "Modus: Trust Workspace Settings" only in a trusted workspace', () => {
+    const manifest = JSON.parse(readFileSync(join(CLIENT_DIR, 'package.json'), 'utf8'));
+    const command = manifest.contributes.commands.find((c: { command: string }) => c.command === 'modus.ui.trustWorkspaceSettings');
+    assert.deepEqual(command, {
+      command: 'modus.ui.trustWorkspaceSettings',
+      title: 'Trust Workspace Settings',
+      category: 'Modus',
+      enablement: 'isWorkspaceTrusted',
+    });
+  });
+
   it('forwards the server settings and leaves out empty ones', () => {
     const config: Record<string, unknown> = {
       models: { default: { provider: 'scripted', script: 's.yaml' } },

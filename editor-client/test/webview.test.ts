@@ -919,4 +919,18 @@ describe('chat webview: always allow, a stored conversation by turn, the mode ru
     assert.equal(await coder.locator('.msg.system:not(.mentions-refused)').count(), 1);
     await page.close();
   });
+
+  it('yolo shows as a line under the header while the state says so', async () => {
+    const page = await open([], 250);
+    const yolo = page.locator('#yolo');
+    assert.equal(await yolo.isVisible(), false);
+    await feed(page, toWebview([state(true)]));
+    await yolo.waitFor();
+    assert.equal(await yolo.textContent(), 'YOLO: every action runs without asking.');
+    const box = await yolo.boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 250, JSON.stringify(box));
+    await feed(page, toWebview([state(false)]));
+    await yolo.waitFor({ state: 'hidden' });
+    await page.close();
+  });
 });

@@ -9,6 +9,7 @@ import {
   Method,
   PromptGetParams,
   Requests,
+  State,
   Update,
 } from './generated';
 
@@ -86,6 +87,11 @@ export class ModusApi {
   /** An agent's todo list (none: the default agent's). */
   todos(agent?: string) {
     return this.request(Method.todosGet, agent ? { agent } : {});
+  }
+
+  /** The workspace's `.modus/settings.json` applies as it is now, the keys that waited for trust too. */
+  async trustWorkspaceSettings(): Promise<State> {
+    return (await this.executeCommand(Command.TRUST_WORKSPACE_SETTINGS)) as State;
   }
 
   executeCommand(command: string, args: unknown[] = []): Promise<unknown> {

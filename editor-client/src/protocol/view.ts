@@ -105,6 +105,8 @@ export interface ViewState {
   conversationId: string | null;
   mode: { slug: string; name: string } | null;
   phase: 'plan' | 'act' | null;
+  /** the session approves everything without asking (`State.yolo`) */
+  yolo: boolean;
   modes: ModeInfo[];
   entries: Entry[];
   /** turnIds of the turns running now */
@@ -146,6 +148,7 @@ export function initialView(): ViewState {
     conversationId: null,
     mode: null,
     phase: null,
+    yolo: false,
     modes: [],
     entries: [],
     running: [],
@@ -176,6 +179,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         ...view,
         mode: { slug: action.state.mode.slug, name: action.state.mode.name },
         phase: action.state.phase,
+        yolo: action.state.yolo,
         conversationId: view.conversationId ?? action.state.conversationId,
         plan: fromPlanInfo(view.plan, action.state.plan),
       };

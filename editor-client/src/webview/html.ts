@@ -45,6 +45,7 @@ export function chatHtml(o: HtmlOptions): string {
     <button id="new" type="button" class="icon" data-icon="plus" title="New conversation" aria-label="New conversation"></button>
   </span>
 </header>
+<div id="yolo" class="yolo" role="note" hidden>YOLO: every action runs without asking.</div>
 <div id="content">
   <div id="panels">
     <section id="plan" aria-label="Plan" hidden></section>

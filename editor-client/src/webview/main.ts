@@ -35,6 +35,7 @@ const cancel = $<HTMLButtonElement>('cancel');
 const historyButton = $<HTMLButtonElement>('history');
 const planBox = $<HTMLElement>('plan');
 const todosBox = $<HTMLDetailsElement>('todos');
+const yoloBox = $<HTMLElement>('yolo');
 const listBox = $<HTMLElement>('conversations');
 const composer = $<HTMLFormElement>('composer');
 const input = $<HTMLTextAreaElement>('input');
@@ -306,6 +307,7 @@ function renderHeader() {
     modeSelect.dataset.sig = sig;
   }
   if (view.mode) modeSelect.value = view.mode.slug;
+  yoloBox.hidden = !view.yolo;
   phase.textContent = view.phase ? view.phase.toUpperCase() : '';
   phase.hidden = !view.phase;
   phase.classList.toggle('plan', view.phase === 'plan');
