@@ -19,6 +19,7 @@ import { CLIENT_EXPERIMENTAL_CAPABILITIES, errorMessage, ModusApi, Rpc } from '.
 import { Command } from './protocol/generated';
 import type { ApprovalResponse, State as ModusState } from './protocol/generated';
 import { ServerProcess, spawnServer, StderrTail, within } from './protocol/process';
+import { modeRules } from './protocol/modes';
 import { buildSettings, explicitValue } from './protocol/settings';
 import { Action, initialView, reduce, ViewState } from './protocol/view';
 import { chatHtml, makeNonce } from './webview/html';
@@ -333,7 +334,10 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   private renderStatus(): void {
     const mode = this.view.mode;
     this.status.text = `$(comment-discussion) ${mode ? mode.name : 'Modus'}`;
-    this.status.tooltip = mode ? `Modus mode: ${mode.name} — click to switch` : 'Modus: switch mode';
+    const info = mode ? this.view.modes.find((m) => m.slug === mode.slug) : undefined;
+    this.status.tooltip = mode
+      ? `Modus mode: ${mode.name}${info ? ` (${modeRules(info)})` : ''} — click to switch`
+      : 'Modus: switch mode';
     const phase = this.view.phase;
     if (!phase) {
       this.phaseStatus.hide();
@@ -460,7 +464,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       list.modes.map((m) => ({
         label: m.name,
         description: `${m.slug} · ${m.source}${m.slug === list.current ? ' · current' : ''}`,
-        detail: m.description ?? m.whenToUse ?? undefined,
+        // what it may reach first (its MCP servers, its command rules), then what it is for
+        detail: [modeRules(m), m.description ?? m.whenToUse].filter(Boolean).join(' — '),
         slug: m.slug,
       })),
       { placeHolder: 'Switch Modus to mode…', matchOnDescription: true, matchOnDetail: true },

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { HistoryMessage, PlanInfo, State, Update } from '../src/protocol/generated';
+import type { HistoryMessage, ModeInfo, PlanInfo, State, Update } from '../src/protocol/generated';
+import { commandRule, mcpRule, modeRules } from '../src/protocol/modes';
 import { buildSettings, explicitValue } from '../src/protocol/settings';
 import {
   Action,
@@ -350,6 +351,34 @@ describe('settings', () => {
       members: [{ handle: 'ann', name: 'Ann' }],
     });
   });
+});
+
+describe('mode rules (the mode picker)', () => {
+  const mode = (groups: ModeInfo['groups']) => ({ groups });
+  const rows: [string, ModeInfo['groups'], string | undefined, string][] = [
+    ['built-in code', ['read', 'edit', 'command', 'mcp'], 'all MCP servers', 'any command'],
+    ['architect: no command group', ['read', ['edit', { fileRegex: '\\.md$' }], 'mcp'], 'all MCP servers', 'no commands'],
+    ['no mcp group', ['read', 'command'], undefined, 'any command'],
+    ['orchestrator: no groups', [], undefined, 'no commands'],
+    [
+      'servers and command rules',
+      ['read', ['mcp', { servers: ['docs', 'github'] }], ['command', { allow: ['git log*', 'git diff*'], deny: ['rm -rf *'] }]],
+      'MCP: docs, github',
+      'commands: allow git log*, git diff*; deny rm -rf *',
+    ],
+    ['deny only', [['command', { deny: ['rm -rf *'] }]], undefined, 'commands: allow any; deny rm -rf *'],
+    ['allow only', [['command', { allow: ['npm test'] }]], undefined, 'commands: allow npm test'],
+    ['an empty allow list', [['command', { allow: [] }]], undefined, 'no commands (an empty allow list)'],
+    ['no servers', [['mcp', { servers: [] }]], 'no MCP servers', 'no commands'],
+    ['options without rules', [['command', { description: 'shell' }], ['mcp', { description: 'tools' }]], 'all MCP servers', 'any command'],
+  ];
+  for (const [name, groups, mcp, commands] of rows) {
+    it(name, () => {
+      assert.equal(mcpRule(mode(groups)), mcp);
+      assert.equal(commandRule(mode(groups)), commands);
+      assert.equal(modeRules(mode(groups)), [mcp, commands].filter(Boolean).join(' · '));
+    });
+  }
 });
 
 describe('plan and todos', () => {

@@ -920,6 +920,19 @@ describe('chat webview: always allow, a stored conversation by turn, the mode ru
     await page.close();
   });
 
+  it('the mode dropdown tells each mode’s MCP servers and command rules', async () => {
+    const page = await open();
+    const select = page.locator('#mode');
+    await select.locator('option[value="reviewer"]').waitFor({ state: 'attached' });
+    assert.equal(
+      await select.locator('option[value="reviewer"]').getAttribute('title'),
+      'Review <b>changes</b>\nMCP: docs · commands: allow git log*, git diff*; deny rm -rf *',
+    );
+    assert.equal(await select.locator('option[value="code"]').getAttribute('title'), 'Write code\nall MCP servers · any command');
+    assert.equal(await select.getAttribute('title'), 'Mode: Code (all MCP servers · any command)');
+    await page.close();
+  });
+
   it('yolo shows as a line under the header while the state says so', async () => {
     const page = await open([], 250);
     const yolo = page.locator('#yolo');

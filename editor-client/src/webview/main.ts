@@ -1,6 +1,7 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
 import type { ConversationSummary } from '../protocol/generated';
+import { modeRules } from '../protocol/modes';
 import {
   Action,
   Entry,
@@ -293,20 +294,23 @@ function alwaysRule(approvalId: string, rule: string): HTMLElement {
 function renderHeader() {
   const slugs = view.modes.map((m) => m.slug);
   if (view.mode && !slugs.includes(view.mode.slug)) slugs.push(view.mode.slug);
-  const sig = JSON.stringify([slugs, view.modes.map((m) => m.name)]);
+  const sig = JSON.stringify([slugs, view.modes.map((m) => [m.name, m.description, m.groups])]);
   if (modeSelect.dataset.sig !== sig) {
     modeSelect.replaceChildren(
       ...slugs.map((slug) => {
         const info = view.modes.find((m) => m.slug === slug);
         const o = el('option', undefined, info?.name ?? slug);
         o.value = slug;
-        if (info?.description) o.title = info.description;
+        // what the mode may reach: its MCP servers and command rules
+        if (info) o.title = [info.description, modeRules(info)].filter(Boolean).join('\n');
         return o;
       }),
     );
     modeSelect.dataset.sig = sig;
   }
   if (view.mode) modeSelect.value = view.mode.slug;
+  const current = view.modes.find((m) => m.slug === view.mode?.slug);
+  modeSelect.title = current ? `Mode: ${current.name} (${modeRules(current)})` : 'Mode';
   yoloBox.hidden = !view.yolo;
   phase.textContent = view.phase ? view.phase.toUpperCase() : '';
   phase.hidden = !view.phase;
