@@ -189,6 +189,7 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     const error = `${cause} (${python} -m server)`;
     this.output.appendLine(`modus: the server is not running: ${error}`);
     this.dispatch({ type: 'server', server: { status: 'failed', error } });
+    this.dispatch({ type: 'mcp', servers: null }); // what a stopped server said of its MCP servers holds no more
     const fixes: [string, ServerFix][] = [
       ['Select Interpreter', 'pickInterpreter'],
       ['Open Setting', 'openSettings'],
@@ -291,6 +292,29 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       this.dispatch({ type: 'todos', todos: (await this.api.todos()).todos });
     } catch (err) {
       this.output.appendLine(`modus: could not read the state: ${errorMessage(err)}`);
+    }
+    await this.refreshMcp();
+  }
+
+  /** The MCP servers for the sidebar's section; a server without MCP (MethodNotFound): none, quietly. */
+  private async refreshMcp(): Promise<void> {
+    if (!this.api) return;
+    try {
+      this.dispatch({ type: 'mcp', servers: (await this.api.mcpList())?.servers ?? null });
+    } catch (err) {
+      this.output.appendLine(`modus: could not list the MCP servers: ${errorMessage(err)}`);
+    }
+  }
+
+  /** The MCP section's Restart: the server answers with the new list. */
+  private async restartMcp(name: string): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    try {
+      this.dispatch({ type: 'mcp', servers: (await api.mcpRestart(name)).servers });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Modus: could not restart the MCP server ${name}: ${errorMessage(err)}`);
+      this.dispatch({ type: 'mcp', servers: this.view.mcp }); // the button comes back
     }
   }
 
@@ -426,6 +450,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         return this.openConversation(m.conversationId);
       case 'listAgents':
         return this.listAgents();
+      case 'mcpRestart':
+        return this.restartMcp(m.name);
       case 'fixServer':
         return this.fixServer(m.fix);
     }

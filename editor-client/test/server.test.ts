@@ -226,6 +226,11 @@ describe('protocol layer against the real server', () => {
     });
   });
 
+  it('mcpList answers null when the server has no modus/mcp/list', async () => {
+    const s = await start();
+    assert.equal(await s.api.mcpList(), null);
+  });
+
   it('cancels a conversation', async () => {
     const s = await start({ turns: [{ text: 'hi' }] });
     await s.chat('hello');

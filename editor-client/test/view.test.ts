@@ -381,6 +381,23 @@ describe('mode rules (the mode picker)', () => {
   }
 });
 
+describe('MCP servers', () => {
+  const servers = [
+    { name: 'docs', state: 'connected' as const, tools: [{ name: 'search' }], resources: [] },
+    { name: 'broken', state: 'failed' as const, error: 'exited with 1', tools: [], resources: [] },
+  ];
+  it('come from the list, then from mcp_changed of any conversation; null: the server has no MCP', () => {
+    assert.equal(initialView().mcp, null);
+    let view = replay([up({ kind: 'message', role: 'user', text: 'hi' }), { type: 'mcp', servers }]);
+    assert.deepEqual(view.mcp, servers);
+    const restarted = [{ ...servers[1], state: 'starting' as const, error: undefined }];
+    view = reduce(view, { type: 'update', update: { conversationId: 'elsewhere', kind: 'mcp_changed', servers: restarted } });
+    assert.deepEqual(view.mcp, restarted);
+    assert.deepEqual(lines(view), ['user: hi'], 'nothing in the log');
+    assert.equal(reduce(view, { type: 'mcp', servers: null }).mcp, null);
+  });
+});
+
 describe('plan and todos', () => {
   const PLAN = {
     summary: 'Greet loudly',

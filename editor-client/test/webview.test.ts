@@ -946,4 +946,76 @@ describe('chat webview: always allow, a stored conversation by turn, the mode ru
     await yolo.waitFor({ state: 'hidden' });
     await page.close();
   });
+
+  it('the MCP section: hidden without servers; each server’s state, its error, its tools folded, Restart', async () => {
+    const page = await open([], 300);
+    const section = page.locator('#mcp');
+    assert.equal(await section.isVisible(), false, 'no list yet (or a server without MCP)');
+    await feed(page, toWebview([{ type: 'mcp', servers: [] }]));
+    assert.equal(await section.isVisible(), false, 'no server configured');
+    assert.equal(await page.locator('#panels').isVisible(), false, 'no empty panel either');
+    const servers = [
+      {
+        name: 'docs',
+        state: 'connected',
+        source: '/ws/.modus/mcp.json',
+        tools: [{ name: 'search', description: 'Search the <b>docs</b>' }, { name: 'fetch' }],
+        resources: [{ uri: 'docs://index', name: 'Index' }],
+      },
+      { name: 'github', state: 'starting', tools: [], resources: [] },
+      { name: 'broken', state: 'failed', error: 'exited with code 1: ModuleNotFoundError: No module named mcp', tools: [], resources: [] },
+      { name: 'off', state: 'disabled', error: 'Disabled in /ws/.modus/mcp.json.', tools: [], resources: [] },
+    ];
+    await feed(page, toWebview([{ type: 'mcp', servers } as any]));
+    await section.waitFor();
+    assert.equal(await section.locator('summary').first().textContent(), 'MCP servers 1 of 4 connected, 1 failed');
+    assert.equal(await section.getAttribute('open'), null, 'folded at first');
+    await section.locator('summary').first().click();
+    const rows = await section.locator('.mcp-server').evaluateAll((items) =>
+      items.map((li) => [
+        li.querySelector('.mcp-name')!.textContent,
+        li.querySelector('.mcp-state')!.textContent,
+        li.querySelector('.mcp-error')?.textContent ?? '',
+        li.querySelector('.mcp-tools > summary')?.textContent ?? li.querySelector('.mcp-tools-none')?.textContent ?? '',
+      ]),
+    );
+    assert.deepEqual(rows, [
+      ['docs', 'connected', '', '2 tools, 1 resource'],
+      ['github', 'starting…', '', ''],
+      ['broken', 'failed', 'exited with code 1: ModuleNotFoundError: No module named mcp', ''],
+      ['off', 'disabled', 'Disabled in /ws/.modus/mcp.json.', ''],
+    ]);
+    const docs = section.locator('.mcp-server[data-server="docs"]');
+    const tools = docs.locator('.mcp-tools-list');
+    assert.equal(await tools.isVisible(), false, 'the tools are folded');
+    await docs.locator('.mcp-tools > summary').click();
+    assert.deepEqual(await tools.locator('li').evaluateAll((items) => items.map((li) => li.textContent)), ['searchSearch the <b>docs</b>', 'fetch', 'docs://indexIndex']);
+    assert.equal(await section.locator('b').count(), 0, 'text, not HTML');
+    const color = await section.locator('.mcp-server[data-server="broken"] .mcp-error').evaluate((e) => getComputedStyle(e).color);
+    assert.equal(color, 'rgb(248, 81, 73)', 'a failure in the error colour');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 300, 'no horizontal scrolling');
+
+    // Restart, by keyboard: posted once; the button waits (focused) for the next list
+    const restart = section.getByRole('button', { name: 'Restart broken' });
+    await restart.focus();
+    await page.keyboard.press('Enter');
+    const waiting = section.getByRole('button', { name: 'Restarting broken' });
+    await waiting.waitFor();
+    assert.equal(await waiting.getAttribute('aria-disabled'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Restarting broken', 'the focus stays');
+    await page.keyboard.press('Enter'); // pressed again while it restarts: nothing more
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'mcpRestart'), [{ type: 'mcpRestart', name: 'broken' }]);
+    // the server reports the restart (mcp_changed), then answers with the list
+    const next = servers.map((s) => (s.name === 'broken' ? { ...s, state: 'connected', error: undefined, tools: [{ name: 'ping' }] } : s));
+    await feed(page, toWebview([up({ kind: 'mcp_changed', servers: next })]));
+    await section.getByRole('button', { name: 'Restart broken' }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Restart broken');
+    assert.equal(await section.locator('summary').first().textContent(), 'MCP servers 2 of 4 connected');
+    assert.equal(await tools.isVisible(), true, 'an unfolded server stays unfolded');
+    assert.equal(await section.getAttribute('open'), '', 'the section stays open');
+    await feed(page, toWebview([{ type: 'mcp', servers: null }]));
+    assert.equal(await section.isVisible(), false);
+    assert.deepEqual(await page.evaluate(() => (window as any).__cspViolations), []);
+    await page.close();
+  });
 });

@@ -8,6 +8,7 @@ import type {
   ChatSendResult,
   ConversationSummary,
   HistoryMessage,
+  McpServerInfo,
   ModeInfo,
   ModesListResult,
   PlanInfo,
@@ -117,6 +118,8 @@ export interface ViewState {
   agents: AgentsListResult | null;
   plan: PlanView | null;
   todos: Todo[];
+  /** the MCP servers (`modus/mcp/list`, `mcp_changed`); null: not known, or the server has no MCP */
+  mcp: McpServerInfo[] | null;
   /** the conversation list, once asked for */
   conversations: ConversationSummary[] | null;
   /** counter for client-side entry ids */
@@ -140,7 +143,9 @@ export type Action =
   /** the todo list as `modus/todos/get` answers it (on start, so a reload shows it) */
   | { type: 'todos'; todos: Todo[] }
   /** the agents and members as `modus/agents/list` answers it (asked for by the composer) */
-  | { type: 'agents'; agents: AgentsListResult };
+  | { type: 'agents'; agents: AgentsListResult }
+  /** the MCP servers as `modus/mcp/list` or `modus.mcp.restart` answers it (null: the server has no MCP) */
+  | { type: 'mcp'; servers: McpServerInfo[] | null };
 
 export function initialView(): ViewState {
   return {
@@ -156,6 +161,7 @@ export function initialView(): ViewState {
     agents: null,
     plan: null,
     todos: [],
+    mcp: null,
     conversations: null,
     seq: 0,
   };
@@ -225,6 +231,8 @@ export function reduce(view: ViewState, action: Action): ViewState {
       return { ...view, todos: action.todos };
     case 'agents':
       return { ...view, agents: action.agents };
+    case 'mcp':
+      return { ...view, mcp: action.servers };
   }
 }
 
@@ -348,6 +356,8 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
   // The plan and the todos are the agent's, whatever conversation reports them.
   if (u.kind === 'plan') return { ...view, plan: fromPlanUpdate(view.plan, u) };
   if (u.kind === 'todos') return { ...view, todos: u.todos };
+  // The MCP servers are the session's, whatever conversation reports them.
+  if (u.kind === 'mcp_changed') return { ...view, mcp: u.servers };
   // Mode and phase are the session's, whatever conversation reports them.
   if (u.kind === 'mode_changed') {
     const next = { ...view, mode: { slug: u.to, name: modeName(view, u.to) } };

@@ -1,6 +1,6 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
-import type { ConversationSummary } from '../protocol/generated';
+import type { ConversationSummary, McpServerInfo } from '../protocol/generated';
 import { modeRules } from '../protocol/modes';
 import {
   Action,
@@ -36,6 +36,7 @@ const cancel = $<HTMLButtonElement>('cancel');
 const historyButton = $<HTMLButtonElement>('history');
 const planBox = $<HTMLElement>('plan');
 const todosBox = $<HTMLDetailsElement>('todos');
+const mcpBox = $<HTMLDetailsElement>('mcp');
 const yoloBox = $<HTMLElement>('yolo');
 const listBox = $<HTMLElement>('conversations');
 const composer = $<HTMLFormElement>('composer');
@@ -519,12 +520,89 @@ function renderTodos() {
   );
 }
 
+/** The MCP servers whose tools the user unfolded, and those being restarted (until the next list). */
+const mcpUnfolded = new Set<string>();
+const mcpRestarting = new Set<string>();
+
+const MCP_STATE_LABEL: Record<McpServerInfo['state'], string> = {
+  connected: 'connected',
+  starting: 'starting…',
+  failed: 'failed',
+  disabled: 'disabled',
+};
+
+/**
+ * The MCP section: each server with its state (and why, when it failed or is off), its tools
+ * (folded: the count, unfolded: the names) and Restart. Hidden while no server is known (none
+ * configured, or a server without MCP); it folds like any details, folded at first.
+ */
+function renderMcp() {
+  const servers = view.mcp ?? [];
+  mcpBox.hidden = servers.length === 0;
+  const sig = JSON.stringify([servers, [...mcpRestarting]]);
+  if (mcpBox.dataset.sig === sig) return;
+  mcpBox.dataset.sig = sig;
+  const count = (state: McpServerInfo['state']) => servers.filter((s) => s.state === state).length;
+  const summary = [`${count('connected')} of ${servers.length} connected`];
+  if (count('failed')) summary.push(`${count('failed')} failed`);
+  mcpBox.querySelector('.mcp-count')!.textContent = summary.join(', ');
+  // a keyboard user who pressed Restart keeps the focus on that server's button
+  const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('.mcp-server')?.dataset.server;
+  const list = mcpBox.querySelector('.mcp-list')!;
+  list.replaceChildren(...servers.map(mcpServer));
+  if (focused !== undefined) {
+    [...list.querySelectorAll<HTMLElement>('.mcp-server')].find((li) => li.dataset.server === focused)?.querySelector('button')?.focus();
+  }
+}
+
+function mcpServer(s: McpServerInfo): HTMLElement {
+  const item = el('li', `mcp-server state-${s.state}`);
+  item.dataset.server = s.name;
+  const restarting = mcpRestarting.has(s.name);
+  const restart = button(restarting ? 'Restarting…' : 'Restart', 'secondary small mcp-restart', () => {
+    if (mcpRestarting.has(s.name)) return;
+    mcpRestarting.add(s.name);
+    post({ type: 'mcpRestart', name: s.name });
+    renderMcp();
+  });
+  restart.setAttribute('aria-label', `${restarting ? 'Restarting' : 'Restart'} ${s.name}`);
+  if (restarting) restart.setAttribute('aria-disabled', 'true');
+  const name = el('span', 'mcp-name', s.name);
+  if (s.source) name.title = `Configured in ${s.source}`;
+  item.appendChild(el('div', 'mcp-head', undefined, name, el('span', `mcp-state ${s.state}`, MCP_STATE_LABEL[s.state] ?? s.state), restart));
+  if (s.error) item.appendChild(el('div', 'mcp-error', s.error));
+  const tools = s.tools ?? [];
+  const resources = s.resources ?? [];
+  if (tools.length || resources.length) {
+    const what = [plural(tools.length, 'tool'), ...(resources.length ? [plural(resources.length, 'resource')] : [])].join(', ');
+    const body = el('ul', 'mcp-tools-list');
+    for (const t of tools) {
+      body.appendChild(el('li', 'mcp-tool', undefined, el('code', 'mcp-tool-name', t.name), t.description ? el('span', 'mcp-tool-description', t.description) : null));
+    }
+    for (const r of resources) {
+      body.appendChild(el('li', 'mcp-resource', undefined, el('code', 'mcp-tool-name', r.uri), r.name ? el('span', 'mcp-tool-description', r.name) : null));
+    }
+    const details = el('details', 'mcp-tools', undefined, el('summary', undefined, what), body);
+    details.open = mcpUnfolded.has(s.name);
+    details.addEventListener('toggle', () => (details.open ? mcpUnfolded.add(s.name) : mcpUnfolded.delete(s.name)));
+    item.appendChild(details);
+  } else if (s.state === 'connected') {
+    item.appendChild(el('div', 'mcp-tools-none', 'no tools'));
+  }
+  return item;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 function render() {
   updateCompletion(); // the agents may have come, the server may have stopped
   const asked = planApprovals(view);
   renderHeader();
   renderPlan(asked);
   renderTodos();
+  renderMcp();
   renderList();
   renderServer();
   const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
@@ -612,6 +690,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   if (m.type === 'snapshot') view = m.view;
   else if (m.type === 'action') view = reduce(view, m.action as Action);
   else return;
+  // a new list of the MCP servers ends the restarts asked for
+  if (m.type === 'snapshot' || m.action.type === 'mcp' || (m.action.type === 'update' && m.action.update.kind === 'mcp_changed')) {
+    mcpRestarting.clear();
+  }
   render();
 });
 

@@ -21,6 +21,8 @@ export type FromWebview =
   | { type: 'openConversation'; conversationId: string }
   /** asks for the agents and members the composer completes after `@` (answered with an `agents` action) */
   | { type: 'listAgents' }
+  /** the MCP section's Restart on a server (modus.mcp.restart; answered with an `mcp` action) */
+  | { type: 'mcpRestart'; name: string }
   /** the buttons shown when the server could not start */
   | { type: 'fixServer'; fix: ServerFix };
 
