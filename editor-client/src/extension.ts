@@ -19,7 +19,8 @@ import { CLIENT_EXPERIMENTAL_CAPABILITIES, errorMessage, ModusApi, Rpc } from '.
 import { Command } from './protocol/generated';
 import type { ApprovalResponse, State as ModusState } from './protocol/generated';
 import { ServerProcess, spawnServer, StderrTail, within } from './protocol/process';
-import { buildSettings } from './protocol/settings';
+import { modeRules } from './protocol/modes';
+import { buildSettings, explicitValue } from './protocol/settings';
 import { Action, initialView, reduce, ViewState } from './protocol/view';
 import { chatHtml, makeNonce } from './webview/html';
 import type { FromWebview, ServerFix, ToWebview } from './webview/messages';
@@ -188,6 +189,7 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     const error = `${cause} (${python} -m server)`;
     this.output.appendLine(`modus: the server is not running: ${error}`);
     this.dispatch({ type: 'server', server: { status: 'failed', error } });
+    this.dispatch({ type: 'mcp', servers: null }); // what a stopped server said of its MCP servers holds no more
     const fixes: [string, ServerFix][] = [
       ['Select Interpreter', 'pickInterpreter'],
       ['Open Setting', 'openSettings'],
@@ -258,9 +260,14 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     await this.start();
   }
 
+  /**
+   * The settings the user set (User, Remote, workspace or folder settings): a default VS Code
+   * fills in is left out, so the workspace's `.modus/settings.json`, which the server puts under
+   * these, is not overridden by a value nobody chose.
+   */
   settings() {
     const config = vscode.workspace.getConfiguration('modus');
-    return buildSettings((key) => config.get(key));
+    return buildSettings((key) => explicitValue(config.inspect(key), config.get(key)));
   }
 
   onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
@@ -285,6 +292,29 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       this.dispatch({ type: 'todos', todos: (await this.api.todos()).todos });
     } catch (err) {
       this.output.appendLine(`modus: could not read the state: ${errorMessage(err)}`);
+    }
+    await this.refreshMcp();
+  }
+
+  /** The MCP servers for the sidebar's section; a server without MCP (MethodNotFound): none, quietly. */
+  private async refreshMcp(): Promise<void> {
+    if (!this.api) return;
+    try {
+      this.dispatch({ type: 'mcp', servers: (await this.api.mcpList())?.servers ?? null });
+    } catch (err) {
+      this.output.appendLine(`modus: could not list the MCP servers: ${errorMessage(err)}`);
+    }
+  }
+
+  /** The MCP section's Restart: the server answers with the new list. */
+  private async restartMcp(name: string): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    try {
+      this.dispatch({ type: 'mcp', servers: (await api.mcpRestart(name)).servers });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Modus: could not restart the MCP server ${name}: ${errorMessage(err)}`);
+      this.dispatch({ type: 'mcp', servers: this.view.mcp }); // the button comes back
     }
   }
 
@@ -328,7 +358,10 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   private renderStatus(): void {
     const mode = this.view.mode;
     this.status.text = `$(comment-discussion) ${mode ? mode.name : 'Modus'}`;
-    this.status.tooltip = mode ? `Modus mode: ${mode.name} — click to switch` : 'Modus: switch mode';
+    const info = mode ? this.view.modes.find((m) => m.slug === mode.slug) : undefined;
+    this.status.tooltip = mode
+      ? `Modus mode: ${mode.name}${info ? ` (${modeRules(info)})` : ''} — click to switch`
+      : 'Modus: switch mode';
     const phase = this.view.phase;
     if (!phase) {
       this.phaseStatus.hide();
@@ -392,7 +425,11 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         const resolve = this.approvals.get(m.id);
         if (!resolve) return;
         this.approvals.delete(m.id);
-        const response: ApprovalResponse = { decision: m.decision, ...(m.feedback ? { feedback: m.feedback } : {}) };
+        const response: ApprovalResponse = {
+          decision: m.decision,
+          ...(m.feedback ? { feedback: m.feedback } : {}),
+          ...(m.always && m.decision === 'approve' ? { always: true } : {}),
+        };
         this.dispatch({ type: 'approvalAnswered', id: m.id, response });
         resolve(response);
         return;
@@ -413,6 +450,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         return this.openConversation(m.conversationId);
       case 'listAgents':
         return this.listAgents();
+      case 'mcpRestart':
+        return this.restartMcp(m.name);
       case 'fixServer':
         return this.fixServer(m.fix);
     }
@@ -451,7 +490,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       list.modes.map((m) => ({
         label: m.name,
         description: `${m.slug} · ${m.source}${m.slug === list.current ? ' · current' : ''}`,
-        detail: m.description ?? m.whenToUse ?? undefined,
+        // what it may reach first (its MCP servers, its command rules), then what it is for
+        detail: [modeRules(m), m.description ?? m.whenToUse].filter(Boolean).join(' — '),
         slug: m.slug,
       })),
       { placeHolder: 'Switch Modus to mode…', matchOnDescription: true, matchOnDetail: true },
@@ -494,6 +534,31 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       void vscode.window.showErrorMessage(`Modus: ${errorMessage(err)}`);
       await this.refreshState(); // the card's buttons come back
     }
+  }
+
+  /**
+   * `Modus: Trust Workspace Settings`: the keys of the workspace's `.modus/settings.json` that wait
+   * for the user's trust (yolo, autoApprove, stateDir, model endpoints) apply. Only in a trusted
+   * VS Code workspace (the command's enablement says so too).
+   */
+  async trustWorkspaceSettings(): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('Modus: trust this folder in VS Code first (Workspaces: Manage Workspace Trust).');
+      return;
+    }
+    const api = this.requireApi();
+    if (!api) return;
+    let state: ModusState;
+    try {
+      state = await api.trustWorkspaceSettings();
+    } catch (err) {
+      // e.g. "<workspace>/.modus/settings.json: nothing in it waits for trust"
+      void vscode.window.showWarningMessage(`Modus: ${errorMessage(err)}`);
+      return;
+    }
+    this.dispatch({ type: 'state', state });
+    const yolo = state.yolo ? ' yolo is on: every action runs without asking.' : '';
+    void vscode.window.showInformationMessage(`Modus: the workspace's settings (.modus/settings.json) now apply.${yolo}`);
   }
 
   /** `Modus: Reject Plan`: asks for optional feedback when there is a plan to reject. */
@@ -693,6 +758,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('modus.ui.rejectPlan', () => m.rejectPlan()),
     vscode.commands.registerCommand('modus.ui.setApiKey', () => m.setApiKey()),
     vscode.commands.registerCommand('modus.ui.restartServer', () => m.restart()),
+    vscode.commands.registerCommand('modus.ui.trustWorkspaceSettings', () => m.trustWorkspaceSettings()),
     vscode.workspace.onDidChangeConfiguration((e) => m.onConfigurationChanged(e)),
   );
   await m.start();

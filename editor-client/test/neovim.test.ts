@@ -54,7 +54,9 @@ describe('Neovim as the client', () => {
       assert.equal(r.switched, 'architect');
       assert.equal(r.state_mode, 'architect');
       assert.equal(r.approvals.length, WRITES.length, JSON.stringify(r.approvals));
-      assert.deepEqual(r.approvals[0].actions, ['Approve', 'Deny']);
+      // an edit may be always allowed: the prompt names the rule that would be written
+      assert.deepEqual(r.approvals[0].actions, ['Approve', 'Always allow', 'Deny']);
+      assert.match(r.approvals[0].message, /Always allow: autoApprove\.modes\.architect\.edit: true$/);
       assert.equal(r.edits, WRITES.length);
       assert.deepEqual(r.buffer, ['# Notes', 'new line from Modus']);
       const tool = r.updates.filter((u: any) => u.kind === 'tool_call' && u.name === 'write_to_file');

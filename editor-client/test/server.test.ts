@@ -188,6 +188,49 @@ describe('protocol layer against the real server', () => {
     assert.equal((await s.api.state()).mode.slug, 'ask');
   });
 
+  it('always allow: the rule on the approval, the settings file’s diff asked next, the file written, the same command not asked again', async () => {
+    const run = (command: string): Turn => ({ toolCalls: [{ name: 'execute_command', arguments: { command } }] });
+    const s = await start({
+      turns: [run('echo hi'), { text: 'ran it' }, run('echo hi'), { text: 'ran it again' }],
+      files: { '.modus/settings.json': '{"maxRetries": 2}\n' },
+      approve: (request) => (request.alwaysAllow ? { decision: 'approve', always: true } : { decision: 'approve' }),
+    });
+    await s.chat('run it');
+    const [asked, diff] = s.approvals;
+    assert.equal(asked.alwaysAllow, 'autoApprove.modes.code.command: "echo hi"');
+    assert.equal(diff.title, 'Always allow: write this rule to .modus/settings.json?');
+    assert.equal(diff.alwaysAllow, undefined);
+    assert.match(diff.detail, /^\+\s+"command": \[\n\+\s+"echo hi"/m);
+    assert.deepEqual(JSON.parse(s.read('.modus/settings.json')!), { maxRetries: 2, autoApprove: { modes: { code: { command: ['echo hi'] } } } });
+    assert.deepEqual(lines(s.view).filter((l) => l.includes('approval')), [
+      `  approval tool approve (always): ${asked.title}`,
+      `approval tool approve: ${diff.title}`,
+    ]);
+    await s.chat('again');
+    assert.equal(s.approvals.length, 2, 'not asked again');
+    const runs = s.updates.filter((u) => u.kind === 'tool_call' && u.name === 'execute_command' && u.status === 'completed');
+    assert.equal(runs.length, 2);
+  });
+
+  it('the workspace’s yolo waits for the user’s trust; modus.trustWorkspaceSettings applies it', async () => {
+    const s = await start({ files: { '.modus/settings.json': '{"yolo": true}\n' } });
+    assert.equal((await s.api.state()).yolo, false, 'not before the user trusts it');
+    const state = await s.api.trustWorkspaceSettings();
+    assert.equal(state.yolo, true);
+    assert.equal((await s.api.state()).yolo, true);
+    s.write('.modus/settings.json', '{"maxRetries": 2}\n');
+    await assert.rejects(s.api.trustWorkspaceSettings(), (err: any) => {
+      assert.equal(err.code, -32602);
+      assert.match(err.message, /nothing in it waits for trust/);
+      return true;
+    });
+  });
+
+  it('mcpList answers null when the server has no modus/mcp/list', async () => {
+    const s = await start();
+    assert.equal(await s.api.mcpList(), null);
+  });
+
   it('cancels a conversation', async () => {
     const s = await start({ turns: [{ text: 'hi' }] });
     await s.chat('hello');

@@ -45,6 +45,8 @@ interface TextEdit {
 
 export class ServerSession {
   readonly workspace: string;
+  /** the server's $XDG_CONFIG_HOME: its global settings, modes, MCP servers and workspace trust, apart from the user's */
+  readonly configHome: string;
   readonly actions: Action[] = [];
   readonly updates: Update[] = [];
   readonly approvals: ApprovalRequest[] = [];
@@ -61,6 +63,7 @@ export class ServerSession {
 
   constructor(private readonly options: StartOptions = {}) {
     this.workspace = mkdtempSync(join(tmpdir(), 'modus-client-'));
+    this.configHome = mkdtempSync(join(tmpdir(), 'modus-client-config-'));
     for (const [path, text] of Object.entries(options.files ?? {})) this.write(path, text);
     if (options.turns) this.write('script.yaml', JSON.stringify({ turns: options.turns }, null, 1));
   }
@@ -83,7 +86,7 @@ export class ServerSession {
   async start(): Promise<this> {
     this.proc = spawn(modusPython(), ['-m', 'server'], {
       cwd: this.workspace,
-      env: { ...process.env, PYTHONUNBUFFERED: '1' },
+      env: { ...process.env, PYTHONUNBUFFERED: '1', XDG_CONFIG_HOME: this.configHome },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.proc.stderr!.setEncoding('utf8');
@@ -231,6 +234,7 @@ export class ServerSession {
     });
     this.conn.dispose();
     rmSync(this.workspace, { recursive: true, force: true });
+    rmSync(this.configHome, { recursive: true, force: true });
   }
 }
 

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { HistoryMessage, PlanInfo, Update } from '../src/protocol/generated';
-import { buildSettings } from '../src/protocol/settings';
+import type { HistoryMessage, ModeInfo, PlanInfo, State, Update } from '../src/protocol/generated';
+import { commandRule, mcpRule, modeRules } from '../src/protocol/modes';
+import { buildSettings, explicitValue } from '../src/protocol/settings';
 import {
   Action,
   describe as lines,
@@ -83,6 +84,35 @@ describe('view reducer', () => {
     view = reduce(view, { type: 'approvalCancelled', id: 'a2' });
     view = reduce(view, { type: 'approvalCancelled', id: 'a1' });
     assert.deepEqual(lines(view), ['approval tool approve: Write a?', 'approval tool cancelled: Write a?']);
+  });
+
+  it('keeps an "Always allow" answer on its approval; a denial is never "always"', () => {
+    const request = { kind: 'tool' as const, title: 'Run npm test?', detail: '', alwaysAllow: 'autoApprove.modes.code.command: "npm test"' };
+    const view = replay([
+      { type: 'approval', id: 'a1', request },
+      { type: 'approval', id: 'a2', request },
+      { type: 'approvalAnswered', id: 'a1', response: { decision: 'approve', always: true } },
+      { type: 'approvalAnswered', id: 'a2', response: { decision: 'deny', always: true } },
+    ]);
+    assert.deepEqual(lines(view), ['approval tool approve (always): Run npm test?', 'approval tool deny: Run npm test?']);
+    assert.deepEqual(
+      view.entries.map((e) => e.type === 'approval' && e.always),
+      [true, undefined],
+    );
+  });
+
+  it('keeps yolo from the state', () => {
+    const state = (yolo: boolean): State => ({
+      mode: { slug: 'code', name: 'Code' },
+      phase: 'act',
+      conversationId: C,
+      yolo,
+      task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      plan: { state: 'normal', completedSteps: [] },
+    });
+    assert.equal(initialView().yolo, false);
+    assert.equal(replay([{ type: 'state', state: state(true) }]).yolo, true);
+    assert.equal(replay([{ type: 'state', state: state(true) }, { type: 'state', state: state(false) }]).yolo, false);
   });
 
   it('shows only the current conversation; a new conversation starts empty', () => {
@@ -206,6 +236,41 @@ describe('history replay', () => {
     assert.deepEqual(lines(view), ['user: @architect design the cache.', 'user: plain']);
   });
 
+  it('groups a stored conversation by the turn each message names, with who woke it, as live', () => {
+    const turn = (turnId: string, wokenBy?: string) => ({ turnId, ...(wokenBy ? { wokenBy } : {}) });
+    const m = (role: HistoryMessage['role'], text: string, agent: string | undefined, metadata: Record<string, unknown>): HistoryMessage => ({
+      id: `m-${text}`,
+      role,
+      text,
+      metadata,
+      ...(agent ? { agent } : {}),
+    });
+    const messages: HistoryMessage[] = [
+      m('user', 'design the cache', undefined, { typed: '@architect design the cache' }),
+      m('assistant', 'An LRU. @coder, build it.', 'architect', turn('ta')),
+      m('assistant', 'Reading.', 'coder', { ...turn('tc', 'architect'), toolCalls: [{ id: 'r', name: 'read_file', arguments: { path: 'a.py' } }] }),
+      m('tool', 'x = 1', undefined, { ...turn('tc', 'architect'), toolCallId: 'r', name: 'read_file', isError: false }),
+      m('assistant', 'Built, @architect.', 'coder', turn('tc', 'architect')),
+      m('system', 'Mentions not delivered: @architect (already in this chain).', 'coder', {
+        ...turn('tc', 'architect'),
+        mentionsRefused: [{ mention: '@architect', reason: 'already in this chain' }],
+      }),
+      // a second turn of the architect after the same user message: a block of its own
+      m('assistant', 'Reviewed it.', 'architect', turn('ta2', 'coder')),
+    ];
+    const view = reduce(initialView(), { type: 'history', conversationId: C, messages });
+    assert.deepEqual(
+      layout(view).map((item) => (item.type === 'turn' ? `${item.turnId} ${item.agent}${item.wokenBy ? ` (woken by ${item.wokenBy})` : ''}: ${item.entries.length}` : item.entry.type)),
+      ['user', 'ta architect: 1', 'tc coder (woken by architect): 4', 'ta2 architect (woken by coder): 1'],
+    );
+    const system = view.entries.find((e) => e.type === 'system');
+    assert.deepEqual(system?.type === 'system' && system.mentionsRefused, [{ mention: '@architect', reason: 'already in this chain' }]);
+    // a live update of a stored turn (still running) goes on in its block
+    const live = reduce(view, up({ kind: 'message', turnId: 'ta2', agent: 'architect', role: 'assistant', text: 'And one more thing.' }));
+    const last = layout(live).at(-1)!;
+    assert.ok(last.type === 'turn' && last.turnId === 'ta2' && last.entries.length === 2);
+  });
+
   it('keeps the approvals still waiting for an answer when the entries are replaced', () => {
     const request = { kind: 'tool' as const, title: 'Write a?', detail: '' };
     let view = replay([
@@ -246,6 +311,27 @@ describe('describe', () => {
 });
 
 describe('settings', () => {
+  it('forwards a setting the user set in some scope, not the default VS Code fills in', () => {
+    assert.equal(explicitValue({}, false), undefined, 'only the default: left out, the settings files apply');
+    assert.equal(explicitValue(undefined, false), undefined);
+    assert.equal(explicitValue({ globalValue: true }, true), true);
+    assert.equal(explicitValue({ workspaceValue: false }, false), false, 'a false the user chose is forwarded');
+    assert.deepEqual(explicitValue({ workspaceFolderValue: { edit: true } }, { edit: true }), { edit: true });
+    // VS Code resolves the value (an untrusted workspace's restricted setting falls back to the user's or the default)
+    assert.equal(explicitValue({ workspaceValue: true }, false), false);
+  });
+
+  it('the manifest enables "Modus: Trust Workspace Settings" only in a trusted workspace', () => {
+    const manifest = JSON.parse(readFileSync(join(CLIENT_DIR, 'package.json'), 'utf8'));
+    const command = manifest.contributes.commands.find((c: { command: string }) => c.command === 'modus.ui.trustWorkspaceSettings');
+    assert.deepEqual(command, {
+      command: 'modus.ui.trustWorkspaceSettings',
+      title: 'Trust Workspace Settings',
+      category: 'Modus',
+      enablement: 'isWorkspaceTrusted',
+    });
+  });
+
   it('forwards the server settings and leaves out empty ones', () => {
     const config: Record<string, unknown> = {
       models: { default: { provider: 'scripted', script: 's.yaml' } },
@@ -264,6 +350,51 @@ describe('settings', () => {
       modeSwitchDelayMs: 0,
       members: [{ handle: 'ann', name: 'Ann' }],
     });
+  });
+});
+
+describe('mode rules (the mode picker)', () => {
+  const mode = (groups: ModeInfo['groups']) => ({ groups });
+  const rows: [string, ModeInfo['groups'], string | undefined, string][] = [
+    ['built-in code', ['read', 'edit', 'command', 'mcp'], 'all MCP servers', 'any command'],
+    ['architect: no command group', ['read', ['edit', { fileRegex: '\\.md$' }], 'mcp'], 'all MCP servers', 'no commands'],
+    ['no mcp group', ['read', 'command'], undefined, 'any command'],
+    ['orchestrator: no groups', [], undefined, 'no commands'],
+    [
+      'servers and command rules',
+      ['read', ['mcp', { servers: ['docs', 'github'] }], ['command', { allow: ['git log*', 'git diff*'], deny: ['rm -rf *'] }]],
+      'MCP: docs, github',
+      'commands: allow git log*, git diff*; deny rm -rf *',
+    ],
+    ['deny only', [['command', { deny: ['rm -rf *'] }]], undefined, 'commands: allow any; deny rm -rf *'],
+    ['allow only', [['command', { allow: ['npm test'] }]], undefined, 'commands: allow npm test'],
+    ['an empty allow list', [['command', { allow: [] }]], undefined, 'no commands (an empty allow list)'],
+    ['no servers', [['mcp', { servers: [] }]], 'no MCP servers', 'no commands'],
+    ['options without rules', [['command', { description: 'shell' }], ['mcp', { description: 'tools' }]], 'all MCP servers', 'any command'],
+  ];
+  for (const [name, groups, mcp, commands] of rows) {
+    it(name, () => {
+      assert.equal(mcpRule(mode(groups)), mcp);
+      assert.equal(commandRule(mode(groups)), commands);
+      assert.equal(modeRules(mode(groups)), [mcp, commands].filter(Boolean).join(' · '));
+    });
+  }
+});
+
+describe('MCP servers', () => {
+  const servers = [
+    { name: 'docs', state: 'connected' as const, tools: [{ name: 'search' }], resources: [] },
+    { name: 'broken', state: 'failed' as const, error: 'exited with 1', tools: [], resources: [] },
+  ];
+  it('come from the list, then from mcp_changed of any conversation; null: the server has no MCP', () => {
+    assert.equal(initialView().mcp, null);
+    let view = replay([up({ kind: 'message', role: 'user', text: 'hi' }), { type: 'mcp', servers }]);
+    assert.deepEqual(view.mcp, servers);
+    const restarted = [{ ...servers[1], state: 'starting' as const, error: undefined }];
+    view = reduce(view, { type: 'update', update: { conversationId: 'elsewhere', kind: 'mcp_changed', servers: restarted } });
+    assert.deepEqual(view.mcp, restarted);
+    assert.deepEqual(lines(view), ['user: hi'], 'nothing in the log');
+    assert.equal(reduce(view, { type: 'mcp', servers: null }).mcp, null);
   });
 });
 

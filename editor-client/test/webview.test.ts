@@ -765,3 +765,257 @@ describe('chat webview: several agents and the @-completion', () => {
     await page.close();
   });
 });
+
+describe('chat webview: always allow, a stored conversation by turn, the mode rules, yolo, the MCP section', () => {
+  let browser: Browser;
+  const conversationId = 'conv-rules';
+  const modes: Action = {
+    type: 'modes',
+    modes: {
+      current: 'code',
+      modes: [
+        { slug: 'code', name: 'Code', description: 'Write code', whenToUse: null, source: 'builtin', groups: ['read', 'edit', 'command', 'mcp'] },
+        {
+          slug: 'reviewer',
+          name: 'Reviewer',
+          description: 'Review <b>changes</b>',
+          whenToUse: null,
+          source: 'project',
+          groups: ['read', ['mcp', { servers: ['docs'] }], ['command', { allow: ['git log*', 'git diff*'], deny: ['rm -rf *'] }]],
+        },
+      ],
+    },
+  };
+  const state = (yolo: boolean): Action => ({
+    type: 'state',
+    state: {
+      mode: { slug: 'code', name: 'Code' },
+      phase: 'act',
+      conversationId,
+      yolo,
+      task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      plan: { state: 'normal', completedSteps: [] },
+    },
+  });
+  const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
+  const open = async (actions: Action[] = [], width = 360) => {
+    const page = await openChat(browser, { width, height: 700 });
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, modes, state(false), ...actions]));
+    return page;
+  };
+  const RULE = 'autoApprove.modes.code.command: "npm test"';
+
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('a command approval offers "Always allow" with its rule (muted, monospace); it answers approve + always', async () => {
+    const page = await open([
+      up({ kind: 'turn_started', turnId: 't', agent: 'modus' }),
+      up({ kind: 'tool_call', turnId: 't', agent: 'modus', toolCallId: 'c1', name: 'execute_command', params: { command: 'npm test' }, status: 'pending' }),
+      {
+        type: 'approval',
+        id: 'cmd',
+        request: { kind: 'tool', title: 'Run a command?', detail: 'npm test', tool: 'execute_command', toolCallId: 'c1', agent: 'modus', alwaysAllow: RULE },
+      },
+      { type: 'approval', id: 'plain', request: { kind: 'tool', title: 'Run another?', detail: 'ls', tool: 'execute_command', agent: 'modus' } },
+    ]);
+    const card = page.locator('.card.tool[data-tool="execute_command"] [data-approval="cmd"]');
+    await card.waitFor();
+    assert.deepEqual(await card.getByRole('button').allTextContents(), ['Approve', 'Always allow', 'Deny']);
+    const rule = card.locator('.always-rule');
+    assert.equal(await rule.textContent(), `Always allow adds to .modus/settings.json: ${RULE}`);
+    assert.equal(await rule.locator('code').textContent(), RULE);
+    const always = card.getByRole('button', { name: 'Always allow' });
+    assert.equal(await always.getAttribute('aria-describedby'), await rule.getAttribute('id'), 'the button is described by its rule');
+    const [color, codeFont, bodyColor] = await rule.evaluate((e) => [
+      getComputedStyle(e).color,
+      getComputedStyle(e.querySelector('code')!).fontFamily,
+      getComputedStyle(document.body).color,
+    ]);
+    assert.equal(color, 'rgb(157, 157, 157)', 'muted');
+    assert.notEqual(color, bodyColor);
+    assert.match(codeFont, /mono|Menlo|Consolas/i);
+    // an approval without a rule offers no "Always allow"
+    const plain = page.locator('[data-approval="plain"]');
+    assert.deepEqual(await plain.getByRole('button').allTextContents(), ['Approve', 'Deny']);
+    assert.equal(await plain.locator('.always-rule').count(), 0);
+
+    await card.locator('textarea.feedback').fill('fine');
+    await always.click();
+    assert.deepEqual(
+      (await posted(page)).filter((m) => m.type === 'approval'),
+      [{ type: 'approval', id: 'cmd', decision: 'approve', feedback: 'fine', always: true }],
+    );
+    assert.equal(await card.getByRole('button', { name: 'Approve' }).isDisabled(), true, 'one answer');
+    await feed(page, toWebview([{ type: 'approvalAnswered', id: 'cmd', response: { decision: 'approve', feedback: 'fine', always: true } }]));
+    await card.locator('.decision.approve').waitFor();
+    assert.equal(await card.locator('.decision').textContent(), 'Always allowed: fine');
+    assert.equal(await card.locator('.always-rule code').textContent(), RULE, 'the rule stays, written');
+    assert.equal(await card.locator('button').count(), 0);
+    // a plain Approve leaves no rule on the card
+    await plain.getByRole('button', { name: 'Approve' }).click();
+    await feed(page, toWebview([{ type: 'approvalAnswered', id: 'plain', response: { decision: 'approve' } }]));
+    assert.equal(await plain.locator('.decision').textContent(), 'Approved');
+    assert.equal(await plain.locator('.always-rule').count(), 0);
+    await page.close();
+  });
+
+  it('the settings file’s diff is asked next, in the turn, with its lines tinted like any edit', async () => {
+    const diff = '--- a/.modus/settings.json\n+++ b/.modus/settings.json\n@@ -1 +1,9 @@\n-{"maxRetries": 2}\n\\ No newline at end of file\n+{\n+  "maxRetries": 2,\n+  "autoApprove": {}\n+}\n';
+    const page = await open([
+      up({ kind: 'turn_started', turnId: 't', agent: 'modus' }),
+      {
+        type: 'approval',
+        id: 'diff',
+        request: {
+          kind: 'tool',
+          title: 'Always allow: write this rule to .modus/settings.json?',
+          detail: diff,
+          tool: 'write_to_file',
+          params: { path: '.modus/settings.json', content: '{}' },
+          agent: 'modus',
+        },
+      },
+    ]);
+    const card = page.locator('.turn [data-approval="diff"]');
+    await card.waitFor();
+    assert.equal(await card.locator('.approval-title').textContent(), 'Always allow: write this rule to .modus/settings.json?');
+    assert.deepEqual(await card.locator('pre.diff .file').allTextContents(), ['--- a/.modus/settings.json\n', '+++ b/.modus/settings.json\n']);
+    assert.deepEqual(await card.locator('pre.diff .del').allTextContents(), ['-{"maxRetries": 2}\n']);
+    assert.equal(await card.locator('pre.diff .add').count(), 4);
+    assert.deepEqual(await card.getByRole('button').allTextContents(), ['Approve', 'Deny'], 'the rule is not offered again');
+    await page.close();
+  });
+
+  it('a stored conversation shows a block per turn it names, "woken by" and the refused mentions from their metadata', async () => {
+    const m = (role: string, text: string, agent: string | undefined, metadata: Record<string, unknown>) => ({ id: `m-${text}`, role, text, metadata, ...(agent ? { agent } : {}) });
+    const page = await open([
+      {
+        type: 'history',
+        conversationId,
+        messages: [
+          m('user', 'design it', undefined, {}),
+          m('assistant', 'An LRU. @coder, build it.', 'architect', { turnId: 'ta' }),
+          m('assistant', 'Built, @architect.', 'coder', { turnId: 'tc', wokenBy: 'architect' }),
+          // the server's words may change: the metadata says what the message is
+          m('system', 'Not delivered: @architect (already in this chain).', 'coder', {
+            turnId: 'tc',
+            wokenBy: 'architect',
+            mentionsRefused: [{ mention: '@architect', reason: 'already in this chain' }],
+          }),
+          m('system', 'Mentions not delivered: none really.', 'coder', { turnId: 'tc', wokenBy: 'architect', mentionsRefused: [] }),
+        ] as any,
+      },
+    ]);
+    const coder = page.getByRole('group', { name: 'coder, woken by architect' });
+    await coder.waitFor();
+    assert.equal(await page.locator('#log > .turn').count(), 2);
+    assert.equal(await coder.locator('.woken-by').textContent(), 'woken by architect');
+    assert.deepEqual(await coder.locator('.msg.system.mentions-refused').allTextContents(), ['Not delivered: @architect (already in this chain).']);
+    assert.equal(await coder.locator('.msg.system:not(.mentions-refused)').count(), 1);
+    await page.close();
+  });
+
+  it('the mode dropdown tells each mode’s MCP servers and command rules', async () => {
+    const page = await open();
+    const select = page.locator('#mode');
+    await select.locator('option[value="reviewer"]').waitFor({ state: 'attached' });
+    assert.equal(
+      await select.locator('option[value="reviewer"]').getAttribute('title'),
+      'Review <b>changes</b>\nMCP: docs · commands: allow git log*, git diff*; deny rm -rf *',
+    );
+    assert.equal(await select.locator('option[value="code"]').getAttribute('title'), 'Write code\nall MCP servers · any command');
+    assert.equal(await select.getAttribute('title'), 'Mode: Code (all MCP servers · any command)');
+    await page.close();
+  });
+
+  it('yolo shows as a line under the header while the state says so', async () => {
+    const page = await open([], 250);
+    const yolo = page.locator('#yolo');
+    assert.equal(await yolo.isVisible(), false);
+    await feed(page, toWebview([state(true)]));
+    await yolo.waitFor();
+    assert.equal(await yolo.textContent(), 'YOLO: every action runs without asking.');
+    const box = await yolo.boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= 250, JSON.stringify(box));
+    await feed(page, toWebview([state(false)]));
+    await yolo.waitFor({ state: 'hidden' });
+    await page.close();
+  });
+
+  it('the MCP section: hidden without servers; each server’s state, its error, its tools folded, Restart', async () => {
+    const page = await open([], 300);
+    const section = page.locator('#mcp');
+    assert.equal(await section.isVisible(), false, 'no list yet (or a server without MCP)');
+    await feed(page, toWebview([{ type: 'mcp', servers: [] }]));
+    assert.equal(await section.isVisible(), false, 'no server configured');
+    assert.equal(await page.locator('#panels').isVisible(), false, 'no empty panel either');
+    const servers = [
+      {
+        name: 'docs',
+        state: 'connected',
+        source: '/ws/.modus/mcp.json',
+        tools: [{ name: 'search', description: 'Search the <b>docs</b>' }, { name: 'fetch' }],
+        resources: [{ uri: 'docs://index', name: 'Index' }],
+      },
+      { name: 'github', state: 'starting', tools: [], resources: [] },
+      { name: 'broken', state: 'failed', error: 'exited with code 1: ModuleNotFoundError: No module named mcp', tools: [], resources: [] },
+      { name: 'off', state: 'disabled', error: 'Disabled in /ws/.modus/mcp.json.', tools: [], resources: [] },
+    ];
+    await feed(page, toWebview([{ type: 'mcp', servers } as any]));
+    await section.waitFor();
+    assert.equal(await section.locator('summary').first().textContent(), 'MCP servers 1 of 4 connected, 1 failed');
+    assert.equal(await section.getAttribute('open'), null, 'folded at first');
+    await section.locator('summary').first().click();
+    const rows = await section.locator('.mcp-server').evaluateAll((items) =>
+      items.map((li) => [
+        li.querySelector('.mcp-name')!.textContent,
+        li.querySelector('.mcp-state')!.textContent,
+        li.querySelector('.mcp-error')?.textContent ?? '',
+        li.querySelector('.mcp-tools > summary')?.textContent ?? li.querySelector('.mcp-tools-none')?.textContent ?? '',
+      ]),
+    );
+    assert.deepEqual(rows, [
+      ['docs', 'connected', '', '2 tools, 1 resource'],
+      ['github', 'starting…', '', ''],
+      ['broken', 'failed', 'exited with code 1: ModuleNotFoundError: No module named mcp', ''],
+      ['off', 'disabled', 'Disabled in /ws/.modus/mcp.json.', ''],
+    ]);
+    const docs = section.locator('.mcp-server[data-server="docs"]');
+    const tools = docs.locator('.mcp-tools-list');
+    assert.equal(await tools.isVisible(), false, 'the tools are folded');
+    await docs.locator('.mcp-tools > summary').click();
+    assert.deepEqual(await tools.locator('li').evaluateAll((items) => items.map((li) => li.textContent)), ['searchSearch the <b>docs</b>', 'fetch', 'docs://indexIndex']);
+    assert.equal(await section.locator('b').count(), 0, 'text, not HTML');
+    const color = await section.locator('.mcp-server[data-server="broken"] .mcp-error').evaluate((e) => getComputedStyle(e).color);
+    assert.equal(color, 'rgb(248, 81, 73)', 'a failure in the error colour');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 300, 'no horizontal scrolling');
+
+    // Restart, by keyboard: posted once; the button waits (focused) for the next list
+    const restart = section.getByRole('button', { name: 'Restart broken' });
+    await restart.focus();
+    await page.keyboard.press('Enter');
+    const waiting = section.getByRole('button', { name: 'Restarting broken' });
+    await waiting.waitFor();
+    assert.equal(await waiting.getAttribute('aria-disabled'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Restarting broken', 'the focus stays');
+    await page.keyboard.press('Enter'); // pressed again while it restarts: nothing more
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'mcpRestart'), [{ type: 'mcpRestart', name: 'broken' }]);
+    // the server reports the restart (mcp_changed), then answers with the list
+    const next = servers.map((s) => (s.name === 'broken' ? { ...s, state: 'connected', error: undefined, tools: [{ name: 'ping' }] } : s));
+    await feed(page, toWebview([up({ kind: 'mcp_changed', servers: next })]));
+    await section.getByRole('button', { name: 'Restart broken' }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Restart broken');
+    assert.equal(await section.locator('summary').first().textContent(), 'MCP servers 2 of 4 connected');
+    assert.equal(await tools.isVisible(), true, 'an unfolded server stays unfolded');
+    assert.equal(await section.getAttribute('open'), '', 'the section stays open');
+    await feed(page, toWebview([{ type: 'mcp', servers: null }]));
+    assert.equal(await section.isVisible(), false);
+    assert.deepEqual(await page.evaluate(() => (window as any).__cspViolations), []);
+    await page.close();
+  });
+});

@@ -6,9 +6,11 @@ import {
   ApprovalResponse,
   ChatSendParams,
   Command,
+  McpListResult,
   Method,
   PromptGetParams,
   Requests,
+  State,
   Update,
 } from './generated';
 
@@ -88,6 +90,27 @@ export class ModusApi {
     return this.request(Method.todosGet, agent ? { agent } : {});
   }
 
+  /**
+   * The MCP servers with their state, tools and resources (`modus/mcp/list`); null when the
+   * server has no such method (a server without MCP answers MethodNotFound).
+   */
+  async mcpList(): Promise<McpListResult | null> {
+    try {
+      return (await this.rpc.sendRequest(MCP_LIST, {})) as McpListResult;
+    } catch (err) {
+      if (isMethodNotFound(err)) return null;
+      throw err;
+    }
+  }
+  /** Restarts one MCP server (`modus.mcp.restart [name]`); answers the new list. */
+  async mcpRestart(name: string): Promise<McpListResult> {
+    return (await this.executeCommand(Command.MCP_RESTART, [name])) as McpListResult;
+  }
+  /** The workspace's `.modus/settings.json` applies as it is now, the keys that waited for trust too. */
+  async trustWorkspaceSettings(): Promise<State> {
+    return (await this.executeCommand(Command.TRUST_WORKSPACE_SETTINGS)) as State;
+  }
+
   executeCommand(command: string, args: unknown[] = []): Promise<unknown> {
     return this.rpc.sendRequest('workspace/executeCommand', { command, arguments: args });
   }
@@ -120,6 +143,14 @@ export class ModusApi {
       handler(params, token),
     );
   }
+}
+
+/** `modus/mcp/list`: the server's MCP servers (not in the method table of every server). */
+export const MCP_LIST = 'modus/mcp/list';
+
+/** JSON-RPC's "method not found": the server has no such method. */
+export function isMethodNotFound(err: unknown): boolean {
+  return !!err && typeof err === 'object' && (err as { code?: unknown }).code === -32601;
 }
 
 /** `modus.showPrompt` may answer the text itself or an object carrying `text`. */

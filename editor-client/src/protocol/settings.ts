@@ -27,3 +27,20 @@ export function buildSettings(get: (key: string) => unknown): Settings {
   }
   return out as Settings;
 }
+
+/** What `WorkspaceConfiguration.inspect` tells of a setting: its value in each scope. */
+export interface SettingScopes {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/**
+ * The value of a setting when the user set it in some scope (`value`, as VS Code resolves it),
+ * else undefined: the default VS Code would fill in is not the user's choice.
+ */
+export function explicitValue(scopes: SettingScopes | undefined, value: unknown): unknown {
+  if (!scopes) return undefined;
+  const set = [scopes.globalValue, scopes.workspaceValue, scopes.workspaceFolderValue].some((v) => v !== undefined);
+  return set ? value : undefined;
+}

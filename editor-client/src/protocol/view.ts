@@ -8,6 +8,7 @@ import type {
   ChatSendResult,
   ConversationSummary,
   HistoryMessage,
+  McpServerInfo,
   ModeInfo,
   ModesListResult,
   PlanInfo,
@@ -28,7 +29,8 @@ export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancel
 export type Entry =
   | { type: 'user'; id: string; text: string }
   | { type: 'assistant'; id: string; turnId?: string; agent?: string; text: string; streaming: boolean }
-  | { type: 'system'; id: string; turnId?: string; text: string }
+  /** `mentionsRefused`: the mentions the server did not deliver, when this message lists them (from the history) */
+  | { type: 'system'; id: string; turnId?: string; text: string; mentionsRefused?: RefusedMention[] }
   | {
       type: 'tool';
       id: string;
@@ -41,7 +43,16 @@ export type Entry =
     }
   | { type: 'mode'; id: string; turnId?: string; from: string; to: string; reason?: string; by: 'user' | 'model' }
   | { type: 'phase'; id: string; turnId?: string; from: string; to: string }
-  | { type: 'approval'; id: string; turnId?: string; request: ApprovalRequest; status: ApprovalStatus; feedback?: string }
+  /** `always`: approved with "Always allow" (the rule `request.alwaysAllow` is written) */
+  | {
+      type: 'approval';
+      id: string;
+      turnId?: string;
+      request: ApprovalRequest;
+      status: ApprovalStatus;
+      feedback?: string;
+      always?: boolean;
+    }
   | { type: 'turn'; id: string; turnId?: string; agent: string; outcome: string }
   | { type: 'error'; id: string; text: string };
 
@@ -71,6 +82,12 @@ export interface PlanStep {
   status: 'done' | 'current' | 'pending';
 }
 
+/** A mention an agent wrote that the server did not deliver, and why. */
+export interface RefusedMention {
+  mention: string;
+  reason: string;
+}
+
 /** An agent's turn: whose it is and, when another agent's mention started it, which one. */
 export interface TurnInfo {
   agent: string;
@@ -89,6 +106,8 @@ export interface ViewState {
   conversationId: string | null;
   mode: { slug: string; name: string } | null;
   phase: 'plan' | 'act' | null;
+  /** the session approves everything without asking (`State.yolo`) */
+  yolo: boolean;
   modes: ModeInfo[];
   entries: Entry[];
   /** turnIds of the turns running now */
@@ -99,6 +118,8 @@ export interface ViewState {
   agents: AgentsListResult | null;
   plan: PlanView | null;
   todos: Todo[];
+  /** the MCP servers (`modus/mcp/list`, `mcp_changed`); null: not known, or the server has no MCP */
+  mcp: McpServerInfo[] | null;
   /** the conversation list, once asked for */
   conversations: ConversationSummary[] | null;
   /** counter for client-side entry ids */
@@ -122,7 +143,9 @@ export type Action =
   /** the todo list as `modus/todos/get` answers it (on start, so a reload shows it) */
   | { type: 'todos'; todos: Todo[] }
   /** the agents and members as `modus/agents/list` answers it (asked for by the composer) */
-  | { type: 'agents'; agents: AgentsListResult };
+  | { type: 'agents'; agents: AgentsListResult }
+  /** the MCP servers as `modus/mcp/list` or `modus.mcp.restart` answers it (null: the server has no MCP) */
+  | { type: 'mcp'; servers: McpServerInfo[] | null };
 
 export function initialView(): ViewState {
   return {
@@ -130,6 +153,7 @@ export function initialView(): ViewState {
     conversationId: null,
     mode: null,
     phase: null,
+    yolo: false,
     modes: [],
     entries: [],
     running: [],
@@ -137,6 +161,7 @@ export function initialView(): ViewState {
     agents: null,
     plan: null,
     todos: [],
+    mcp: null,
     conversations: null,
     seq: 0,
   };
@@ -160,6 +185,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         ...view,
         mode: { slug: action.state.mode.slug, name: action.state.mode.name },
         phase: action.state.phase,
+        yolo: action.state.yolo,
         conversationId: view.conversationId ?? action.state.conversationId,
         plan: fromPlanInfo(view.plan, action.state.plan),
       };
@@ -178,6 +204,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         ...e,
         status: action.response.decision,
         feedback: action.response.feedback ?? undefined,
+        always: action.response.always === true && action.response.decision === 'approve' ? true : undefined,
       }));
     case 'approvalCancelled':
       return patch(view, action.id, 'approval', (e) => (e.status === 'pending' ? { ...e, status: 'cancelled' } : e));
@@ -204,6 +231,8 @@ export function reduce(view: ViewState, action: Action): ViewState {
       return { ...view, todos: action.todos };
     case 'agents':
       return { ...view, agents: action.agents };
+    case 'mcp':
+      return { ...view, mcp: action.servers };
   }
 }
 
@@ -217,8 +246,11 @@ export function reduce(view: ViewState, action: Action): ViewState {
  * mode change after its card; a switch the user made is not in the history. Approvals still
  * waiting for an answer stay, after the conversation.
  *
- * The stored messages name their agent but not their turn: an agent's messages after the same
- * user message are shown as one turn (`stored:<n>:<agent>`, n counting the user messages).
+ * A stored message of an agent's turn names the turn (`metadata.turnId`, the id live updates use)
+ * and who woke it (`metadata.wokenBy`), so each turn is one block as it was live. Messages stored
+ * before the server recorded that have only their agent: an agent's messages after the same user
+ * message are then shown as one turn (`stored:<n>:<agent>`, n counting the user messages). The
+ * system message that lists refused mentions carries them (`metadata.mentionsRefused`).
  */
 function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[]): ViewState {
   let next: ViewState = { ...view, conversationId, entries: [], running: [], turns: {}, plan: livePlan(view) };
@@ -226,10 +258,12 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
   const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
   let mode: unknown; // the mode of the latest reply
   let asked = 0; // the user messages so far
-  const turnOf = (agent: string | null | undefined): string | undefined => {
+  const turnOf = (m: HistoryMessage): string | undefined => {
+    const agent = m.agent;
     if (!agent) return undefined;
-    const turnId = `stored:${asked}:${agent}`;
-    next = noteTurn(next, turnId, agent);
+    const { turnId: stored, wokenBy } = m.metadata;
+    const turnId = typeof stored === 'string' && stored ? stored : `stored:${asked}:${agent}`;
+    next = noteTurn(next, turnId, agent, typeof wokenBy === 'string' && wokenBy ? wokenBy : undefined);
     return turnId;
   };
   messages.forEach((m, i) => {
@@ -239,13 +273,14 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
       asked++;
       next = pushLocal(next, (id) => ({ type: 'user', id, text: typed }));
     } else if (m.role === 'system') {
-      const turnId = turnOf(m.agent);
-      next = pushLocal(next, (id) => ({ type: 'system', id, turnId, text: m.text }));
+      const turnId = turnOf(m);
+      const mentionsRefused = refusedMentions(m.metadata.mentionsRefused);
+      next = pushLocal(next, (id) => ({ type: 'system', id, turnId, text: m.text, ...(mentionsRefused ? { mentionsRefused } : {}) }));
     } else if (m.role === 'tool') next = storedResult(next, m, mode);
     else {
       mode = m.metadata.mode;
       const agent = m.agent ?? undefined;
-      const turnId = turnOf(agent);
+      const turnId = turnOf(m);
       if (m.text) next = pushAssistant(next, { turnId, agent, text: m.text }, false);
       for (const c of storedCalls(m.metadata.toolCalls)) {
         const answer = answers.get(c.id);
@@ -268,6 +303,14 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
     }
   });
   return { ...next, entries: [...next.entries, ...pendingApprovals(view)] };
+}
+
+/** `metadata.mentionsRefused` of a stored system message: [{mention, reason}], else undefined. */
+function refusedMentions(value: unknown): RefusedMention[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value
+    .filter((r) => r && typeof r === 'object' && typeof r.mention === 'string')
+    .map((r) => ({ mention: r.mention, reason: typeof r.reason === 'string' ? r.reason : '' }));
 }
 
 /** Tools whose `response` the server shows as the assistant's message: no card of their own. */
@@ -313,6 +356,8 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
   // The plan and the todos are the agent's, whatever conversation reports them.
   if (u.kind === 'plan') return { ...view, plan: fromPlanUpdate(view.plan, u) };
   if (u.kind === 'todos') return { ...view, todos: u.todos };
+  // The MCP servers are the session's, whatever conversation reports them.
+  if (u.kind === 'mcp_changed') return { ...view, mcp: u.servers };
   // Mode and phase are the session's, whatever conversation reports them.
   if (u.kind === 'mode_changed') {
     const next = { ...view, mode: { slug: u.to, name: modeName(view, u.to) } };
@@ -657,7 +702,7 @@ function line(e: Entry): string {
     case 'phase':
       return `phase ${e.from} -> ${e.to}`;
     case 'approval':
-      return `approval ${e.request.kind} ${e.status}: ${e.request.title}`;
+      return `approval ${e.request.kind} ${e.status}${e.always ? ' (always)' : ''}: ${e.request.title}`;
     case 'turn':
       return `turn ${e.outcome}`;
     case 'error':

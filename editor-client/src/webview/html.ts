@@ -45,10 +45,12 @@ export function chatHtml(o: HtmlOptions): string {
     <button id="new" type="button" class="icon" data-icon="plus" title="New conversation" aria-label="New conversation"></button>
   </span>
 </header>
+<div id="yolo" class="yolo" role="note" hidden>YOLO: every action runs without asking.</div>
 <div id="content">
   <div id="panels">
     <section id="plan" aria-label="Plan" hidden></section>
     <details id="todos" open hidden><summary><span class="todos-title">Todos</span> <span class="todos-count"></span></summary><ul class="todo-list"></ul></details>
+    <details id="mcp" hidden><summary><span class="mcp-title">MCP servers</span> <span class="mcp-count"></span></summary><ul class="mcp-list" aria-label="MCP servers"></ul></details>
   </div>
   <main id="log" aria-live="polite"></main>
   <section id="conversations" aria-label="Earlier conversations" hidden></section>

@@ -1,6 +1,7 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
-import type { ConversationSummary } from '../protocol/generated';
+import type { ConversationSummary, McpServerInfo } from '../protocol/generated';
+import { modeRules } from '../protocol/modes';
 import {
   Action,
   Entry,
@@ -35,6 +36,8 @@ const cancel = $<HTMLButtonElement>('cancel');
 const historyButton = $<HTMLButtonElement>('history');
 const planBox = $<HTMLElement>('plan');
 const todosBox = $<HTMLDetailsElement>('todos');
+const mcpBox = $<HTMLDetailsElement>('mcp');
+const yoloBox = $<HTMLElement>('yolo');
 const listBox = $<HTMLElement>('conversations');
 const composer = $<HTMLFormElement>('composer');
 const input = $<HTMLTextAreaElement>('input');
@@ -138,8 +141,9 @@ function renderEntry(e: Entry): HTMLElement {
         el('div', 'text', e.text),
       );
     case 'system':
-      // mentions the server did not deliver: a line of the turn, not an alarm
-      if (e.text.startsWith(REFUSED_MENTIONS)) return el('div', 'msg system mentions-refused', undefined, el('div', 'text', e.text));
+      // mentions the server did not deliver: a line of the turn, not an alarm (the history lists
+      // them; a live message is known by its words)
+      if (e.mentionsRefused ? e.mentionsRefused.length > 0 : e.text.startsWith(REFUSED_MENTIONS)) return el('div', 'msg system mentions-refused', undefined, el('div', 'text', e.text));
       return el('div', 'msg system', undefined, el('div', 'text', e.text));
     case 'error':
       return el('div', 'msg client-error', undefined, el('div', 'text', e.text));
@@ -246,11 +250,15 @@ function renderApproval(e: Extract<Entry, { type: 'approval' }>): HTMLElement {
     // a plan's text is its markdown document, open while the question is asked
     card.appendChild(plan ? planDocument(r.detail, e.status === 'pending') : diffBlock(r.detail));
   }
+  // "Always allow" writes this rule to the workspace's settings: shown while it may be chosen, and once it was
+  const rule = r.alwaysAllow && (e.status === 'pending' || e.always) ? alwaysRule(e.id, r.alwaysAllow) : null;
   if (e.status !== 'pending') {
     const denied = plan ? 'Rejected' : 'Denied';
+    const approved = e.always ? 'Always allowed' : 'Approved';
     const label =
-      e.status === 'approve' ? 'Approved' : e.status === 'deny' ? denied : e.status === 'revise' ? 'Revise' : 'Cancelled';
+      e.status === 'approve' ? approved : e.status === 'deny' ? denied : e.status === 'revise' ? 'Revise' : 'Cancelled';
     card.appendChild(el('div', `decision ${e.status}`, label + (e.feedback ? `: ${e.feedback}` : '')));
+    if (rule) card.appendChild(rule);
     return card;
   }
   const feedback = el('textarea', 'feedback');
@@ -258,37 +266,53 @@ function renderApproval(e: Extract<Entry, { type: 'approval' }>): HTMLElement {
   feedback.placeholder = 'Feedback (optional)';
   feedback.setAttribute('aria-label', 'Feedback');
   card.appendChild(feedback);
-  const answer = (decision: 'approve' | 'deny' | 'revise') => {
+  const answer = (decision: 'approve' | 'deny' | 'revise', always = false) => {
     const text = feedback.value.trim();
     card.querySelectorAll('button').forEach((b) => (b.disabled = true));
-    post({ type: 'approval', id: e.id, decision, ...(text ? { feedback: text } : {}) });
+    post({ type: 'approval', id: e.id, decision, ...(text ? { feedback: text } : {}), ...(always ? { always: true } : {}) });
   };
   const buttons = el('div', 'buttons');
   buttons.appendChild(button('Approve', 'approve', () => answer('approve')));
+  if (rule) {
+    const always = buttons.appendChild(button('Always allow', 'always secondary', () => answer('approve', true)));
+    always.setAttribute('aria-describedby', rule.id);
+  }
   buttons.appendChild(button(plan ? 'Reject' : 'Deny', 'deny secondary', () => answer('deny')));
   // revise: keep planning with the feedback (a plan presented with plan_exit)
   if (plan && r.tool === 'plan_exit') buttons.appendChild(button('Revise', 'revise secondary', () => answer('revise')));
   card.appendChild(buttons);
+  if (rule) card.appendChild(rule);
   return card;
+}
+
+/** The rule "Always allow" writes to the workspace's settings (muted, the rule in monospace). */
+function alwaysRule(approvalId: string, rule: string): HTMLElement {
+  const box = el('div', 'always-rule', 'Always allow adds to .modus/settings.json: ', el('code', undefined, rule));
+  box.id = `always-${approvalId}`;
+  return box;
 }
 
 function renderHeader() {
   const slugs = view.modes.map((m) => m.slug);
   if (view.mode && !slugs.includes(view.mode.slug)) slugs.push(view.mode.slug);
-  const sig = JSON.stringify([slugs, view.modes.map((m) => m.name)]);
+  const sig = JSON.stringify([slugs, view.modes.map((m) => [m.name, m.description, m.groups])]);
   if (modeSelect.dataset.sig !== sig) {
     modeSelect.replaceChildren(
       ...slugs.map((slug) => {
         const info = view.modes.find((m) => m.slug === slug);
         const o = el('option', undefined, info?.name ?? slug);
         o.value = slug;
-        if (info?.description) o.title = info.description;
+        // what the mode may reach: its MCP servers and command rules
+        if (info) o.title = [info.description, modeRules(info)].filter(Boolean).join('\n');
         return o;
       }),
     );
     modeSelect.dataset.sig = sig;
   }
   if (view.mode) modeSelect.value = view.mode.slug;
+  const current = view.modes.find((m) => m.slug === view.mode?.slug);
+  modeSelect.title = current ? `Mode: ${current.name} (${modeRules(current)})` : 'Mode';
+  yoloBox.hidden = !view.yolo;
   phase.textContent = view.phase ? view.phase.toUpperCase() : '';
   phase.hidden = !view.phase;
   phase.classList.toggle('plan', view.phase === 'plan');
@@ -496,12 +520,89 @@ function renderTodos() {
   );
 }
 
+/** The MCP servers whose tools the user unfolded, and those being restarted (until the next list). */
+const mcpUnfolded = new Set<string>();
+const mcpRestarting = new Set<string>();
+
+const MCP_STATE_LABEL: Record<McpServerInfo['state'], string> = {
+  connected: 'connected',
+  starting: 'starting…',
+  failed: 'failed',
+  disabled: 'disabled',
+};
+
+/**
+ * The MCP section: each server with its state (and why, when it failed or is off), its tools
+ * (folded: the count, unfolded: the names) and Restart. Hidden while no server is known (none
+ * configured, or a server without MCP); it folds like any details, folded at first.
+ */
+function renderMcp() {
+  const servers = view.mcp ?? [];
+  mcpBox.hidden = servers.length === 0;
+  const sig = JSON.stringify([servers, [...mcpRestarting]]);
+  if (mcpBox.dataset.sig === sig) return;
+  mcpBox.dataset.sig = sig;
+  const count = (state: McpServerInfo['state']) => servers.filter((s) => s.state === state).length;
+  const summary = [`${count('connected')} of ${servers.length} connected`];
+  if (count('failed')) summary.push(`${count('failed')} failed`);
+  mcpBox.querySelector('.mcp-count')!.textContent = summary.join(', ');
+  // a keyboard user who pressed Restart keeps the focus on that server's button
+  const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('.mcp-server')?.dataset.server;
+  const list = mcpBox.querySelector('.mcp-list')!;
+  list.replaceChildren(...servers.map(mcpServer));
+  if (focused !== undefined) {
+    [...list.querySelectorAll<HTMLElement>('.mcp-server')].find((li) => li.dataset.server === focused)?.querySelector('button')?.focus();
+  }
+}
+
+function mcpServer(s: McpServerInfo): HTMLElement {
+  const item = el('li', `mcp-server state-${s.state}`);
+  item.dataset.server = s.name;
+  const restarting = mcpRestarting.has(s.name);
+  const restart = button(restarting ? 'Restarting…' : 'Restart', 'secondary small mcp-restart', () => {
+    if (mcpRestarting.has(s.name)) return;
+    mcpRestarting.add(s.name);
+    post({ type: 'mcpRestart', name: s.name });
+    renderMcp();
+  });
+  restart.setAttribute('aria-label', `${restarting ? 'Restarting' : 'Restart'} ${s.name}`);
+  if (restarting) restart.setAttribute('aria-disabled', 'true');
+  const name = el('span', 'mcp-name', s.name);
+  if (s.source) name.title = `Configured in ${s.source}`;
+  item.appendChild(el('div', 'mcp-head', undefined, name, el('span', `mcp-state ${s.state}`, MCP_STATE_LABEL[s.state] ?? s.state), restart));
+  if (s.error) item.appendChild(el('div', 'mcp-error', s.error));
+  const tools = s.tools ?? [];
+  const resources = s.resources ?? [];
+  if (tools.length || resources.length) {
+    const what = [plural(tools.length, 'tool'), ...(resources.length ? [plural(resources.length, 'resource')] : [])].join(', ');
+    const body = el('ul', 'mcp-tools-list');
+    for (const t of tools) {
+      body.appendChild(el('li', 'mcp-tool', undefined, el('code', 'mcp-tool-name', t.name), t.description ? el('span', 'mcp-tool-description', t.description) : null));
+    }
+    for (const r of resources) {
+      body.appendChild(el('li', 'mcp-resource', undefined, el('code', 'mcp-tool-name', r.uri), r.name ? el('span', 'mcp-tool-description', r.name) : null));
+    }
+    const details = el('details', 'mcp-tools', undefined, el('summary', undefined, what), body);
+    details.open = mcpUnfolded.has(s.name);
+    details.addEventListener('toggle', () => (details.open ? mcpUnfolded.add(s.name) : mcpUnfolded.delete(s.name)));
+    item.appendChild(details);
+  } else if (s.state === 'connected') {
+    item.appendChild(el('div', 'mcp-tools-none', 'no tools'));
+  }
+  return item;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 function render() {
   updateCompletion(); // the agents may have come, the server may have stopped
   const asked = planApprovals(view);
   renderHeader();
   renderPlan(asked);
   renderTodos();
+  renderMcp();
   renderList();
   renderServer();
   const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
@@ -589,6 +690,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   if (m.type === 'snapshot') view = m.view;
   else if (m.type === 'action') view = reduce(view, m.action as Action);
   else return;
+  // a new list of the MCP servers ends the restarts asked for
+  if (m.type === 'snapshot' || m.action.type === 'mcp' || (m.action.type === 'update' && m.action.update.kind === 'mcp_changed')) {
+    mcpRestarting.clear();
+  }
   render();
 });
 

@@ -8,7 +8,8 @@ export type ToWebview = { type: 'snapshot'; view: ViewState } | { type: 'action'
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'send'; text: string }
-  | { type: 'approval'; id: string; decision: 'approve' | 'deny' | 'revise'; feedback?: string }
+  /** `always`: "Always allow" (approve, and write the rule the approval offered) */
+  | { type: 'approval'; id: string; decision: 'approve' | 'deny' | 'revise'; feedback?: string; always?: boolean }
   /** the plan card's own buttons, when no approval is asked (after a reload): modus/plan/approve|reject */
   | { type: 'planDecision'; decision: 'approve' | 'reject'; feedback?: string }
   | { type: 'switchMode'; slug: string }
@@ -20,6 +21,8 @@ export type FromWebview =
   | { type: 'openConversation'; conversationId: string }
   /** asks for the agents and members the composer completes after `@` (answered with an `agents` action) */
   | { type: 'listAgents' }
+  /** the MCP section's Restart on a server (modus.mcp.restart; answered with an `mcp` action) */
+  | { type: 'mcpRestart'; name: string }
   /** the buttons shown when the server could not start */
   | { type: 'fixServer'; fix: ServerFix };
 

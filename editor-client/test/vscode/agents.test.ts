@@ -152,14 +152,15 @@ describe('several agents in a real VS Code (code-server)', { skip: !codeServerDi
     await input().fill('');
   });
 
-  step('after a reload the conversation comes back from the history: the typed message, a block per agent, the muted line', async () => {
+  step('after a reload the conversation comes back from the history as it was: the typed message, a block per turn, who woke it, the muted line', async () => {
     await wb.open();
     await wb.showChat();
     await chat().locator('.msg.user', { hasText: '@architect design the cache' }).waitFor({ timeout: 30_000 });
     await chat().locator('.mentions-refused').nth(1).waitFor();
-    // the history names each message's agent, not who woke a turn
+    // the history names each message's turn and who woke it
     const shown = await blocks();
-    assert.deepEqual(shown.slice(0, 2), [`architect | ${DESIGN}`, `coder | ${READING} | ${BUILT} | ${REFUSED}`]);
+    assert.deepEqual(shown.slice(0, 2), [`architect | ${DESIGN}`, `coderwoken by architect | ${READING} | ${BUILT} | ${REFUSED}`]);
+    assert.equal(await chat().locator('.turn[data-agent="coder"] .woken-by').first().textContent(), 'woken by architect');
     assert.deepEqual(shown.slice(2).sort(), [`architect | ${REVIEWED} | ${REFUSED_CODER}`, `coder | ${TESTED}`]);
     assert.equal(await chat().locator('.turn[data-agent="coder"] .card.tool[data-tool="read_file"]').count(), 1);
     assert.deepEqual(wb.extensionErrors(), []);

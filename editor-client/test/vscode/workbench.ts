@@ -52,6 +52,8 @@ export class Workbench {
   readonly root = mkdtempSync(join(tmpdir(), 'modus-vscode-'));
   readonly workspace = join(this.root, 'workspace');
   readonly userData = join(this.root, 'user-data');
+  /** $XDG_CONFIG_HOME of VS Code and the servers it starts: Modus's global settings, modes, MCP servers and workspace trust */
+  readonly configHome = join(this.root, 'config-home');
   private readonly extensions = join(this.root, 'extensions');
   private readonly config = join(this.root, 'config.yaml');
   private process: ChildProcess | undefined;
@@ -76,6 +78,7 @@ export class Workbench {
 
   async start(): Promise<this> {
     mkdirSync(this.workspace, { recursive: true });
+    mkdirSync(this.configHome, { recursive: true });
     for (const [path, text] of Object.entries(this.options.files ?? {})) {
       mkdirSync(join(this.workspace, path, '..'), { recursive: true });
       writeFileSync(join(this.workspace, path), text);
@@ -100,7 +103,7 @@ export class Workbench {
         '--disable-workspace-trust',
         '--disable-getting-started-override',
       ],
-      { detached: true, stdio: ['ignore', log, log] },
+      { detached: true, stdio: ['ignore', log, log], env: { ...process.env, XDG_CONFIG_HOME: this.configHome } },
     );
     closeSync(log);
     this.url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(this.workspace)}`;
