@@ -186,11 +186,18 @@ class MessageDelta(_UpdateBase):
     text: str
 
 
+class RefusedMention(Wire):
+    mention: str
+    reason: str
+
+
 class MessageUpdate(_UpdateBase):
     kind: Literal["message"] = "message"
     turn_id: Opt[str] = None
     role: Literal["assistant", "user", "system"]
     text: str
+    #: a system message that lists a turn's refused mentions: each one and why
+    mentions_refused: Opt[list[RefusedMention]] = None
 
 
 class ToolError(Wire):

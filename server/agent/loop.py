@@ -75,7 +75,7 @@ class Turn:
 
     def system(self, text: str, **metadata) -> None:
         self.record("system", text, **metadata)
-        self.publish(MessageUpdate, turn_id=self.turn_id, role="system", text=text)
+        self.publish(MessageUpdate, turn_id=self.turn_id, role="system", text=text, mentions_refused=metadata.get("mentionsRefused"))
 
 
 async def run_turn(

@@ -118,6 +118,7 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
             tool="write_to_file",
             params={"path": target.rel, "content": new},
             agent=ctx.agent,
+            tool_call_id=ctx.call_id,  # shown with the call it came from
         )
     )
     if answer.decision != "approve":

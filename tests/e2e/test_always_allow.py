@@ -25,6 +25,7 @@ async def test_always_allow_writes_the_rule_after_its_diff_and_the_next_call_is_
     first, diff, third = editor.approvals  # the second echo one* was not asked
     assert first["alwaysAllow"] == 'autoApprove.modes.code.command: "echo one\\\\*"'
     assert diff["title"] == "Always allow: write this rule to .modus/settings.json?"
+    assert diff["toolCallId"] == first["toolCallId"]  # shown with the call it came from
     assert '-{"maxRetries": 2}\n\\ No newline at end of file\n+{\n' in diff["detail"]
     assert '+        "command": [\n+          "echo one\\\\*"' in diff["detail"] and diff.get("alwaysAllow") is None
     assert third["params"]["command"] == "echo two"  # "echo one*" is a glob of itself only

@@ -86,8 +86,9 @@ async def test_an_agent_wakes_another_by_name_and_a_chain_never_loops(editor, wo
     await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 2)
     started = [(u["agent"], u.get("wokenBy")) for u in editor.of_kind("turn_started")]
     assert started == [("architect", None), ("coder", "architect")]  # a mention in backticks wakes no one
-    refused = [u["text"] for u in editor.of_kind("message") if u["role"] == "system"]
-    assert len(refused) == 1 and "@architect" in refused[0] and "already in this chain" in refused[0]
+    refused = [u for u in editor.of_kind("message") if u["role"] == "system"]
+    assert len(refused) == 1 and refused[0]["text"] == "Mentions not delivered: @architect (already in this chain)."
+    assert refused[0]["mentionsRefused"] == [{"mention": "@architect", "reason": "already in this chain"}]
     await asyncio.sleep(0.2)
     assert len(editor.of_kind("turn_started")) == 2  # no A → B → A
     # the history says which turn each message was, who woke it, and what was refused

@@ -80,6 +80,7 @@ export interface ModusProtocol {
   PromptGetParams?: PromptGetParams;
   PromptGetResult?: PromptGetResult;
   PromptSection?: PromptSection;
+  RefusedMention?: RefusedMention;
   Settings?: Settings;
   StartInModeArgs?: StartInModeArgs;
   State?: State;
@@ -477,10 +478,19 @@ export interface MessageUpdate {
   agent?: string;
   conversationId: string;
   kind: 'message';
+  mentionsRefused?: RefusedMention[];
   role: 'assistant' | 'user' | 'system';
   taskId?: string;
   text: string;
   turnId?: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "RefusedMention".
+ */
+export interface RefusedMention {
+  mention: string;
+  reason: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
