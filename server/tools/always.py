@@ -118,7 +118,8 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
             tool="write_to_file",
             params={"path": target.rel, "content": new},
             agent=ctx.agent,
-        )
+        ),
+        [change],
     )
     if answer.decision != "approve":
         return "The rule was not written: the user declined the change of the settings file."
