@@ -66,6 +66,8 @@ class ConversationRuntime:
         self.reasons: dict[str, Summons] = {}
         self._tg: TaskGroup | None = None
         self._queued: list[str] = []
+        #: set when the last turn has ended and the runtime is let go
+        self.finished = anyio.Event()
 
     async def serve(self) -> None:
         try:
@@ -77,6 +79,7 @@ class ConversationRuntime:
         finally:
             self._tg = None
             self.session._released(self)
+            self.finished.set()
 
     def wake(self, agent: str, summons: Summons | None = None) -> None:
         waiting = self.reasons.get(agent)
@@ -665,6 +668,12 @@ class Session:
     def cancel(self, conversation_id: str) -> bool:
         runtime = self._conversations.get(conversation_id)
         return runtime.cancel() if runtime else False
+
+    async def idle(self, conversation_id: str) -> None:
+        """Until no turn runs in the conversation: the turns a message started and those they
+        woke (ACP's session/prompt answers then)."""
+        while (runtime := self._conversations.get(conversation_id)) is not None:
+            await runtime.finished.wait()
 
     def open(self, conversation_id: str | None) -> State:
         """Make a conversation the current one (a new one with that id if unknown; without an
