@@ -300,7 +300,7 @@ class Session:
         if waiting:
             note = (
                 f"{self.layers.workspace_file.path} sets {', '.join(waiting)}: not applied until you trust this "
-                "workspace's settings (command 'Modus: Trust Workspace Settings')."
+                "workspace's settings (command 'Modus: Trust Workspace Settings'; /trust in an ACP client)."
             )
             if note not in self._told:
                 news.append(note)
