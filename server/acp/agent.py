@@ -1,0 +1,306 @@
+"""The ACP agent: `initialize`, `session/new|load|prompt|cancel|set_mode|set_config_option`,
+each a few lines over the core (server.agent.Session), which it reaches only through the Host
+(host.py) and the Session's own methods.
+
+An ACP session is a Modus conversation (the session id is its id) in a Modus Session whose
+workspace is the session's `cwd`, with the settings of the settings files only (ACP has no
+initialization options). A loaded session replays the conversation from the state database.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from acp import PROTOCOL_VERSION, RequestError
+from acp import schema as acp
+
+import protocol
+
+from .. import __version__
+from ..errors import BadRequest
+from . import translate as tr
+from .host import AcpHost, Outbox, PromptState
+
+if TYPE_CHECKING:
+    from acp.agent.connection import AgentSideConnection
+    from anyio.abc import TaskGroup
+
+    from ..agent.session import Session
+
+log = logging.getLogger(__name__)
+
+
+def invalid(message: str) -> RequestError:
+    """-32602 with a message that names the bad field or value."""
+    return RequestError(-32602, message)
+
+
+@dataclass
+class AcpSession:
+    id: str
+    session: "Session"
+    host: AcpHost
+    #: MCP servers the client gave (stdio or HTTP), recorded for the MCP layer
+    mcp_servers: list[Any] = field(default_factory=list)
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    prompting: bool = False
+
+
+class ModusAgent:
+    """The agent side of one ACP connection (one client)."""
+
+    def __init__(self, task_group: "TaskGroup", global_modes: Path | None = None):
+        self.tg = task_group
+        self.global_modes = global_modes
+        self.conn: AgentSideConnection | None = None
+        self.outbox: Outbox | None = None
+        self.client = acp.ClientCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+
+    def on_connect(self, conn: "AgentSideConnection") -> None:
+        self.conn = conn
+        self.outbox = Outbox(conn)
+        self.tg.start_soon(self.outbox.pump)
+
+    # ---------------------------------------------------------- initialize
+
+    async def initialize(self, protocol_version: int, client_capabilities: acp.ClientCapabilities | None = None,
+                         client_info: acp.Implementation | None = None, **kwargs: Any) -> acp.InitializeResponse:
+        self.client = client_capabilities or acp.ClientCapabilities()
+        fs = self.client.fs or acp.FileSystemCapabilities()
+        log.info(
+            "client %s: reads files %s, writes files %s, terminal %s",
+            client_info.name if client_info else "(unnamed)", bool(fs.read_text_file), bool(fs.write_text_file), bool(self.client.terminal),
+        )
+        return acp.InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=acp.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=acp.PromptCapabilities(embedded_context=True),
+                mcp_capabilities=acp.McpCapabilities(),
+            ),
+            agent_info=acp.Implementation(name="modus", title="Modus", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        raise invalid(f"methodId: Modus has no authentication methods (got {method_id!r})")
+
+    # ---------------------------------------------------------- sessions
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> acp.NewSessionResponse:
+        from ..state.store import new_id
+
+        sid = new_id("conv-")
+        opened = await self._open(cwd, sid, mcp_servers or [])
+        opened.session.open(sid)
+        self._after_response(opened)
+        return acp.NewSessionResponse(session_id=sid, modes=opened.host.modes(), config_options=opened.host.config_options())
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> acp.LoadSessionResponse:
+        opened = self.sessions.get(session_id)
+        if opened is None:
+            opened = await self._open(cwd, session_id, mcp_servers or [], load=True)
+        elif Path(os.path.realpath(cwd)) != opened.session.workspace.root:
+            raise invalid(f"cwd: session {session_id} belongs to {opened.session.workspace.root}, not {cwd}")
+        from .replay import replay
+
+        replay(opened.host, opened.session.history(session_id).messages)
+        opened.host.show_plan([a.name for a in opened.session.agents])
+        await opened.host.outbox.flush()  # every update of the replay before the answer
+        self._after_response(opened)
+        return acp.LoadSessionResponse(modes=opened.host.modes(), config_options=opened.host.config_options())
+
+    async def _open(self, cwd: str, sid: str, mcp_servers: list[Any], load: bool = False) -> AcpSession:
+        """The Modus Session for `cwd` with this conversation, running in the agent's task group."""
+        from protocol import Settings
+
+        from ..agent import Session
+        from ..workspace import Workspace
+
+        root = Path(cwd)
+        if not root.is_absolute() or not root.is_dir():
+            raise invalid(f"cwd: must be the absolute path of a folder, got {cwd!r}")
+        assert self.conn is not None and self.outbox is not None
+        host = AcpHost(self.conn, self.outbox, sid, self.client)
+        try:
+            session = Session(workspace=Workspace(root), host=host, settings=Settings(), global_modes=self.global_modes)
+        except Exception as exc:  # an unwritable state folder, a newer database: the client is told why
+            log.exception("the session could not start in %s", cwd)
+            raise RequestError(-32603, f"The Modus session could not start in {cwd}: {type(exc).__name__}: {exc}") from None
+        if load:
+            try:
+                session.open(sid)  # a conversation of this workspace's store, top-level
+            except BadRequest as exc:
+                session.close()
+                raise invalid(f"sessionId: {exc}") from None
+            if not session.store.messages(sid):
+                session.close()
+                raise invalid(f"sessionId: no session {sid} in {root}")
+        host.session = session
+        opened = AcpSession(sid, session, host, list(mcp_servers))
+        if mcp_servers:
+            log.warning(
+                "session %s: the client gave %d MCP server(s) (%s); this Modus has no MCP client yet: they are recorded, not started",
+                sid, len(mcp_servers), ", ".join(getattr(s, "name", "?") for s in mcp_servers),
+            )
+        ready = anyio.Event()
+
+        async def run() -> None:
+            try:
+                async with session.running():
+                    ready.set()
+                    await opened.closed.wait()
+            finally:
+                self.sessions.pop(sid, None)
+                session.close()
+
+        self.tg.start_soon(run)
+        await ready.wait()  # the modes files and rules are read
+        self.sessions[sid] = opened
+        return opened
+
+    def _after_response(self, opened: AcpSession) -> None:
+        """What the client gets once it knows the session: the slash commands. Queued last in
+        the handler: the outbox sends it after the handler returned, when the answer was sent."""
+        opened.host.send(acp.AvailableCommandsUpdate(session_update="available_commands_update", available_commands=tr.available_commands()))
+
+    def _session(self, session_id: str) -> AcpSession:
+        opened = self.sessions.get(session_id)
+        if opened is None:
+            raise invalid(f"sessionId: unknown session: {session_id} (create it with session/new or session/load)")
+        return opened
+
+    # ---------------------------------------------------------- modes and the phase
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> acp.SetSessionModeResponse:
+        opened = self._session(session_id)
+        await opened.session.refresh()
+        self._switch(opened, mode_id)
+        return acp.SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool, **kwargs: Any) -> acp.SetSessionConfigOptionResponse:
+        opened = self._session(session_id)
+        await opened.session.refresh()
+        if config_id == tr.MODE_OPTION:
+            self._switch(opened, value)
+        elif config_id == tr.PHASE_OPTION:
+            if value not in ("plan", "act"):
+                raise invalid(f"value: the phase is 'plan' or 'act', got {value!r}")
+            opened.session.set_phase(str(value), by="user", conversation_id=session_id)
+        else:
+            raise invalid(f"configId: unknown option {config_id!r} (Modus has {tr.MODE_OPTION!r} and {tr.PHASE_OPTION!r})")
+        return acp.SetSessionConfigOptionResponse(config_options=opened.host.config_options())
+
+    @staticmethod
+    def _switch(opened: AcpSession, slug: Any) -> None:
+        """The user's switch: a new task for the mode, no approval."""
+        if not isinstance(slug, str):
+            raise invalid(f"modeId: Invalid mode: {slug!r}")
+        try:
+            opened.session.switch_mode(slug, by="user", conversation_id=opened.id)
+        except BadRequest as exc:
+            raise invalid(f"modeId: {exc}") from None
+
+    # ---------------------------------------------------------- prompts
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> acp.PromptResponse:
+        opened = self._session(session_id)
+        if opened.prompting:
+            raise RequestError(-32600, f"A prompt is already running in session {session_id}: wait for its answer, or send session/cancel")
+        text = prompt_text(prompt)
+        host, session = opened.host, opened.session
+        opened.prompting = True
+        host.prompt = state = PromptState()
+        try:
+            await session.refresh()
+            host.tell_notices()
+            command = tr.parse_command(text)
+            if command is not None:
+                text = await self._command(opened, *command)
+            if text:
+                try:
+                    await session.send(protocol.ChatSendParams(text=text, conversation_id=session_id))
+                except BadRequest as exc:
+                    raise invalid(f"prompt: {exc}") from None
+            await session.idle(session_id)
+            await host.outbox.flush()  # every update of the turn before the answer
+            return acp.PromptResponse(stop_reason=state.stop_reason())
+        finally:
+            host.prompt = None
+            opened.prompting = False
+
+    async def _command(self, opened: AcpSession, name: str, rest: str) -> str:
+        """A slash command; returns the message that follows it (may be empty)."""
+        session, host = opened.session, opened.host
+        if name in ("plan", "act"):
+            if rest or name == "plan":
+                session.set_phase(name, by="user", conversation_id=opened.id)
+            else:  # /act alone carries out a plan that waits for the user's answer
+                await session.user_set_phase("act")
+            if not rest:
+                host.note(f"The phase is {name.upper()}.")
+            return rest
+        if name == "mode":
+            slug, _, message = rest.partition(" ")
+            if not slug:
+                modes = ", ".join(f"`{m.slug}`" for m in session.modes.modes)
+                host.note(f"/mode <slug>, where the slug is one of {modes}.")
+                return ""
+            try:
+                session.switch_mode(slug, by="user", conversation_id=opened.id)
+            except BadRequest as exc:
+                host.note(str(exc))
+                return ""
+            if not message.strip():
+                host.note(f"The mode is {session.modes.get(slug).name}.")
+            return message.strip()
+        # trust
+        try:
+            session.trust_workspace_settings()
+            host.note(f"{session.layers.workspace_file.path} is trusted as it is now.")
+        except BadRequest as exc:
+            host.note(str(exc))
+        return rest
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        opened = self.sessions.get(session_id)
+        if opened is None:
+            log.info("session/cancel for an unknown session %s", session_id)
+            return
+        if opened.host.prompt is not None:
+            opened.host.prompt.cancelled = True
+        opened.session.cancel(session_id)
+
+    async def close_all(self) -> None:
+        for opened in list(self.sessions.values()):
+            opened.session.cancel(opened.id)
+            opened.closed.set()
+
+
+def prompt_text(blocks: list[Any]) -> str:
+    """The prompt's text: its text blocks, and the files it embeds or links, named by path."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, acp.TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, acp.EmbeddedResourceContentBlock) and isinstance(block.resource, acp.TextResourceContents):
+            parts.append(f"\n{_where(block.resource.uri)}:\n{tr.fenced(block.resource.text)}")
+        elif isinstance(block, (acp.ResourceContentBlock, acp.EmbeddedResourceContentBlock)):
+            uri = block.uri if isinstance(block, acp.ResourceContentBlock) else block.resource.uri
+            parts.append(_where(uri))
+        else:
+            raise invalid(f"prompt: {getattr(block, 'type', type(block).__name__)} content is not supported (text and resources are)")
+    return "".join(p if i == 0 or p.startswith("\n") else f" {p}" for i, p in enumerate(parts)).strip()
+
+
+def _where(uri: str) -> str:
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    return f"@{unquote(parsed.path)}" if parsed.scheme == "file" else uri
