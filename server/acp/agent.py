@@ -13,7 +13,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 from acp import PROTOCOL_VERSION, RequestError
@@ -213,17 +213,18 @@ class ModusAgent:
         opened = self._session(session_id)
         if opened.prompting:
             raise RequestError(-32600, f"A prompt is already running in session {session_id}: wait for its answer, or send session/cancel")
-        text = prompt_text(prompt)
+        typed, attached = read_prompt(prompt)
         host, session = opened.host, opened.session
         opened.prompting = True
         host.prompt = state = PromptState()
         try:
             await session.refresh()
             host.tell_notices()
-            command = tr.parse_command(text)
+            command = tr.parse_command(typed)
+            text = message(typed, attached)
             if command is not None:
-                text = await self._command(opened, *command)
-            if text:
+                text = await self._command(opened, *command, attached)  # the command, then what follows it
+            if text or command is None:  # an empty message is refused by the core, naming it
                 try:
                     await session.send(protocol.ChatSendParams(text=text, conversation_id=session_id))
                 except BadRequest as exc:
@@ -235,19 +236,14 @@ class ModusAgent:
             host.prompt = None
             opened.prompting = False
 
-    async def _command(self, opened: AcpSession, name: str, rest: str) -> str:
-        """A slash command; returns the message that follows it (may be empty)."""
+    async def _command(self, opened: AcpSession, name: str, typed: str, attached: list[Attachment]) -> str:
+        """A slash command; returns the message that follows it (may be empty). `typed`: what
+        follows the command's name."""
         session, host = opened.session, opened.host
-        if name in ("plan", "act"):
-            if rest or name == "plan":
-                session.set_phase(name, by="user", conversation_id=opened.id)
-            else:  # /act alone carries out a plan that waits for the user's answer
-                await session.user_set_phase("act")
-            if not rest:
-                host.note(f"The phase is {name.upper()}.")
-            return rest
+        if name == "plan-change":
+            return await self._plan_change(opened, typed, attached)
         if name == "mode":
-            slug, _, message = rest.partition(" ")
+            slug, _, typed = typed.partition(" ")
             if not slug:
                 modes = ", ".join(f"`{m.slug}`" for m in session.modes.modes)
                 host.note(f"/mode <slug>, where the slug is one of {modes}.")
@@ -257,16 +253,37 @@ class ModusAgent:
             except BadRequest as exc:
                 host.note(str(exc))
                 return ""
-            if not message.strip():
+            rest = message(typed, attached)
+            if not rest:
                 host.note(f"The mode is {session.modes.get(slug).name}.")
-            return message.strip()
-        # trust
-        try:
+            return rest
+        rest = message(typed, attached)
+        if name in ("plan", "act"):
+            if rest or name == "plan":
+                session.set_phase(name, by="user", conversation_id=opened.id)
+            else:  # /act alone: a plan_mode_respond that waits for the user's answer goes on in ACT
+                await session.user_set_phase("act")
+            if not rest:
+                host.note(f"The phase is {name.upper()}.")
+            return rest
+        try:  # trust
             session.trust_workspace_settings()
             host.note(f"{session.layers.workspace_file.path} is trusted as it is now.")
         except BadRequest as exc:
             host.note(str(exc))
         return rest
+
+    async def _plan_change(self, opened: AcpSession, goal: str, attached: list[Attachment]) -> str:
+        """"Plan a change here" (the LSP side's code action): plan mode, scoped to the file of the
+        attached code, which the first message quotes. Its message is sent by the core."""
+        if not attached:
+            opened.host.note("/plan-change plans a change in the code you attach: add a selection or a file to the prompt.")
+            return ""
+        try:
+            await opened.session.plan_selection(quoted(opened.session, attached[0]), goal or None)
+        except BadRequest as exc:
+            opened.host.note(f"/plan-change: {exc}")
+        return ""
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         opened = self.sessions.get(session_id)
@@ -283,24 +300,77 @@ class ModusAgent:
             opened.closed.set()
 
 
-def prompt_text(blocks: list[Any]) -> str:
-    """The prompt's text: its text blocks, and the files it embeds or links, named by path."""
-    parts: list[str] = []
+@dataclass
+class Attachment:
+    """A file the prompt brings along: embedded (its text, often a selection) or linked."""
+
+    uri: str
+    text: str | None = None
+
+    @property
+    def path(self) -> str | None:
+        from urllib.parse import unquote, urlparse
+
+        parsed = urlparse(self.uri)
+        return unquote(parsed.path) if parsed.scheme == "file" else None
+
+    @property
+    def first_line(self) -> int:
+        """Where an embedded selection starts (Zed's `file:///…#L4:6`), else 1."""
+        import re
+        from urllib.parse import urlparse
+
+        match = re.match(r"L?(\d+)", urlparse(self.uri).fragment)
+        return int(match.group(1)) if match else 1
+
+    def shown(self) -> str:
+        where = f"@{self.path}" if self.path else self.uri
+        return where if self.text is None else f"{where}:\n{tr.fenced(self.text)}"
+
+
+def read_prompt(blocks: list[Any]) -> tuple[str, list[Attachment]]:
+    """What the user typed (its text blocks), and the files the prompt brings."""
+    typed: list[str] = []
+    attached: list[Attachment] = []
     for block in blocks:
         if isinstance(block, acp.TextContentBlock):
-            parts.append(block.text)
-        elif isinstance(block, acp.EmbeddedResourceContentBlock) and isinstance(block.resource, acp.TextResourceContents):
-            parts.append(f"\n{_where(block.resource.uri)}:\n{tr.fenced(block.resource.text)}")
-        elif isinstance(block, (acp.ResourceContentBlock, acp.EmbeddedResourceContentBlock)):
-            uri = block.uri if isinstance(block, acp.ResourceContentBlock) else block.resource.uri
-            parts.append(_where(uri))
+            typed.append(block.text)
+        elif isinstance(block, acp.EmbeddedResourceContentBlock):
+            resource = block.resource
+            attached.append(Attachment(resource.uri, resource.text if isinstance(resource, acp.TextResourceContents) else None))
+        elif isinstance(block, acp.ResourceContentBlock):
+            attached.append(Attachment(block.uri))
         else:
             raise invalid(f"prompt: {getattr(block, 'type', type(block).__name__)} content is not supported (text and resources are)")
-    return "".join(p if i == 0 or p.startswith("\n") else f" {p}" for i, p in enumerate(parts)).strip()
+    return " ".join(t.strip() for t in typed if t.strip()), attached
 
 
-def _where(uri: str) -> str:
-    from urllib.parse import unquote, urlparse
+def message(typed: str, attached: list[Attachment]) -> str:
+    """The user message the model gets: the typed text, then the attached files."""
+    return "\n\n".join([typed, *(a.shown() for a in attached)]).strip()
 
-    parsed = urlparse(uri)
-    return f"@{unquote(parsed.path)}" if parsed.scheme == "file" else uri
+
+class Quoted(NamedTuple):
+    """The code a plan is about, as Session.plan_selection takes it."""
+
+    rel: str
+    text: str
+
+
+def quoted(session: "Session", attachment: Attachment) -> Quoted:
+    """`File: <path>, lines a-b:` and the attached lines, numbered (a linked file: its name)."""
+    from ..errors import ToolFailure
+
+    if attachment.path is None:
+        raise BadRequest(f"{attachment.uri} is not a file")
+    try:
+        target = session.workspace.resolve(attachment.path)
+    except ToolFailure as exc:
+        raise BadRequest(exc.message) from None
+    if attachment.text is None:
+        return Quoted(target.rel, f"File: {target.rel}")
+    lines = attachment.text.splitlines()
+    first = attachment.first_line
+    width = len(str(first + len(lines) - 1))
+    numbered = "\n".join(f"{n:>{width}} | {line}" for n, line in enumerate(lines, first))
+    return Quoted(target.rel, f"File: {target.rel}, lines {first}-{first + len(lines) - 1}:\n{numbered}")

@@ -54,6 +54,8 @@ COMMANDS = (
     ("plan", "Switch to PLAN: explore read-only and talk the plan through (a message may follow)", "what to plan (optional)"),
     ("act", "Switch to ACT: carry out the plan or the task (a message may follow)", "what to do (optional)"),
     ("mode", "Switch to another mode: /mode <slug> (a message may follow)", "mode slug, then an optional message"),
+    ("plan-change", "Plan a change in the code you attach: plan mode, scoped to its file; nothing is written until you "
+     "approve a plan", "the change to plan"),
     ("trust", "Trust this workspace's .modus/settings.json (its yolo, autoApprove, stateDir, model endpoints)", None),
 )
 
@@ -64,8 +66,10 @@ def kind(tool: str) -> str:
     return KINDS.get(tool, "other")
 
 
-def _short(text: Any, limit: int = 60) -> str:
-    line = str(text).strip().splitlines()[0] if str(text).strip() else ""
+def _short(text: Any, limit: int = 60, strip: bool = True) -> str:
+    """The first line of `text`, at most `limit` characters."""
+    text = str(text).strip() if strip else str(text)
+    line = text.splitlines()[0] if text else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -80,7 +84,7 @@ def title(tool: str, params: dict[str, Any]) -> str:
     named = {
         "read_file": f"Read {path}{lines}",
         "list_files": f"List {path}" + (" (recursive)" if p.get("recursive") else ""),
-        "search_files": f"Search /{_short(p.get('regex'))}/ in {path}",
+        "search_files": f"Search /{_short(p.get('regex'), strip=False)}/ in {path}",
         "list_code_definition_names": f"List definitions in {path}",
         "write_to_file": f"Write {path}",
         "apply_diff": f"Edit {', '.join(str(f) for f in files) if files else path}",
@@ -257,9 +261,9 @@ def available_commands() -> list[acp.AvailableCommand]:
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
-    """(`plan`|`act`|`mode`|`trust`, the rest) when the prompt starts with one of the commands;
-    any other text (even `/path/to/file is broken`) is a message."""
-    match = re.match(r"/(\w+)(?:[ \t]+|\n|$)", text)
+    """(the command's name, the rest) when the prompt starts with one of the commands; any
+    other text (even `/path/to/file is broken`) is a message."""
+    match = re.match(r"/([\w-]+)(?:[ \t]+|\n|$)", text)
     if match is None or match.group(1) not in {name for name, _, _ in COMMANDS}:
         return None
     return match.group(1), text[match.end():].strip()

@@ -94,7 +94,7 @@ async def test_initialize_and_a_new_session_offer_modes_the_phase_and_commands(e
     assert [o.value for o in mode.options] == list(modes)
     assert (phase.id, phase.current_value, [o.value for o in phase.options]) == ("phase", "act", ["plan", "act"])
     [commands] = await editor.client.wait_for(lambda: editor.client.of(new.session_id, "available_commands_update") or None, "the commands")
-    assert [c.name for c in commands.available_commands] == ["plan", "act", "mode", "trust"]
+    assert [c.name for c in commands.available_commands] == ["plan", "act", "mode", "plan-change", "trust"]
 
 
 # ================================================================ a turn with a write
@@ -380,6 +380,36 @@ async def test_slash_commands_switch_mode_and_phase_without_a_model_request(bare
     assert "first turn of the script" not in said  # no model request so far
     assert await bare.prompt(sid, "/path/to/file is not a command") == "end_turn"
     assert "first turn of the script" in bare.client.text(sid)
+
+
+async def test_plan_change_plans_in_the_attached_code_s_file(bare, tmp_path):
+    """"Plan a change here" over ACP: the selection comes as an embedded resource; plan mode
+    starts scoped to its file (a read elsewhere is refused), and the plan is put to the user."""
+    steps = [{"id": "1", "description": "Add the parameter", "verification": "it runs"}]
+    ws = workspace_with(tmp_path / "ws", [
+        {"toolCalls": [call("read_file", path="other.txt")]},
+        {"toolCalls": [call("read_file", path="src/app.py")]},
+        {"toolCalls": [call("plan_exit", plan={"approach": "a keyword parameter", "steps": steps})]},
+        {"text": "Kept as it is."},
+    ])
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text("def greet(name):\n    return f'Hello, {name}!'\n")
+    (ws / "other.txt").write_text("elsewhere\n")
+    sid = (await bare.new(ws)).session_id
+    assert await bare.prompt(sid, "/plan-change") == "end_turn"
+    assert "add a selection or a file to the prompt" in bare.client.text(sid)
+
+    bare.client.policy[sid] = lambda tool_call, options: "reject"
+    selection = acp.EmbeddedResourceContentBlock(type="resource", resource=acp.TextResourceContents(
+        uri=f"{(ws / 'src' / 'app.py').as_uri()}#L1:2", text="def greet(name):\n    return f'Hello, {name}!'", mime_type="text/x-python"))
+    answer = await asyncio.wait_for(bare.conn.prompt(session_id=sid, prompt=[text_block("/plan-change Let greet() take the greeting"), selection]), TIMEOUT)
+    assert answer.stop_reason == "end_turn"
+    refused = one_card(bare, sid, "Read other.txt")
+    assert refused["status"] == "failed" and text_of(refused).startswith("PlanModeBlocked:") and "src/app.py" in text_of(refused)
+    assert one_card(bare, sid, "Read src/app.py")["status"] == "completed"
+    [(_, asked, _)] = [p for p in bare.client.permissions if p[0] == sid]
+    assert asked.title == "Approve the plan: Let greet() take the greeting?"
+    assert bare.client.of(sid, "config_option_update")[0].config_options[1].current_value == "plan"
 
 
 async def test_trust_applies_the_workspaces_risky_settings(bare, tmp_path):
