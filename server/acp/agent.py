@@ -259,12 +259,12 @@ class ModusAgent:
             return rest
         rest = message(typed, attached)
         if name in ("plan", "act"):
-            if rest or name == "plan":
-                session.set_phase(name, by="user", conversation_id=opened.id)
+            if session.phase == name:
+                host.note(f"The phase is {name.upper()} already.")
+            elif rest or name == "plan":
+                session.set_phase(name, by="user", conversation_id=opened.id)  # told as the phase's change
             else:  # /act alone: a plan_mode_respond that waits for the user's answer goes on in ACT
                 await session.user_set_phase("act")
-            if not rest:
-                host.note(f"The phase is {name.upper()}.")
             return rest
         try:  # trust
             session.trust_workspace_settings()

@@ -239,7 +239,10 @@ class AcpHost:
         self._plan_changed()
 
     def _plan_changed(self) -> None:
-        entries = [*self._steps, *(e for todos in self._todos.values() for e in todos)]
+        """The plan's steps, then the todos; a todo that says what a step says is that step."""
+        steps = {e.content.split(". ", 1)[-1].strip().lower() for e in self._steps}
+        todos = [e for todos in self._todos.values() for e in todos if e.content.strip().lower() not in steps]
+        entries = [*self._steps, *todos]
         if entries != self._entries:
             self._entries = entries
             self.send(acp.AgentPlanUpdate(session_update="plan", entries=entries))

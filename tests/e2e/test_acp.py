@@ -247,6 +247,7 @@ async def test_a_plan_with_approval_and_its_steps_as_plan_entries(editor, tmp_pa
     ws = workspace_with(tmp_path / "ws", [
         {"toolCalls": [call("plan_enter", goal="Two files")]},
         {"toolCalls": [call("plan_exit", plan={"summary": "a then b", "approach": "write them", "steps": steps})]},
+        {"toolCalls": [call("todo_write", todos=[{"id": "1", "content": "Write a.txt", "status": "in_progress"}, {"id": "2", "content": "Tell the user"}])]},
         {"toolCalls": [call("write_to_file", path="a.txt", content="a"), call("plan_step_complete", step_id="1", verification_result="ok")]},
         {"toolCalls": [call("write_to_file", path="b.txt", content="b"), call("plan_step_complete", step_id="2", verification_result="ok")]},
         {"toolCalls": [call("plan_complete", summary="Both written.")]},
@@ -262,10 +263,12 @@ async def test_a_plan_with_approval_and_its_steps_as_plan_entries(editor, tmp_pa
     markdown = asked.content[0].content.text
     assert markdown.startswith("# Plan: Two files") and "Write a.txt" in markdown and "Write b.txt" in markdown
     shown = [[(e.content, e.status) for e in u.entries] for u in editor.client.of(sid, "plan")]
+    tell = ("Tell the user", "pending")  # a todo that says what a step says is that step: not shown twice
     assert shown == [
         [("1. Write a.txt", "in_progress"), ("2. Write b.txt", "pending")],
-        [("1. Write a.txt", "completed"), ("2. Write b.txt", "in_progress")],
-        [("1. Write a.txt", "completed"), ("2. Write b.txt", "completed")],
+        [("1. Write a.txt", "in_progress"), ("2. Write b.txt", "pending"), tell],
+        [("1. Write a.txt", "completed"), ("2. Write b.txt", "in_progress"), tell],
+        [("1. Write a.txt", "completed"), ("2. Write b.txt", "completed"), tell],
     ]
     phases = [u.config_options[1].current_value for u in editor.client.of(sid, "config_option_update")]
     assert phases == ["plan", "act"]  # plan_enter, then the approval
@@ -372,11 +375,15 @@ async def test_slash_commands_switch_mode_and_phase_without_a_model_request(bare
     sid = (await bare.new(ws)).session_id
     assert await bare.prompt(sid, "/mode architect") == "end_turn"
     assert await bare.prompt(sid, "/plan") == "end_turn"
+    assert await bare.prompt(sid, "/plan") == "end_turn"
     assert await bare.prompt(sid, "/mode nosuch") == "end_turn"
     assert [u.current_mode_id for u in bare.client.of(sid, "current_mode_update")] == ["architect"]
     assert bare.client.of(sid, "config_option_update")[-1].config_options[1].current_value == "plan"
     said = bare.client.text(sid)
-    assert "The mode is Architect." in said and "The phase is PLAN." in said and "Invalid mode: nosuch" in said
+    assert said == (
+        "> **Modus:** The mode is Architect.\n\n> **Modus:** ACT → PLAN\n\n> **Modus:** The phase is PLAN already.\n\n"
+        "> **Modus:** Invalid mode: nosuch"
+    )
     assert "first turn of the script" not in said  # no model request so far
     assert await bare.prompt(sid, "/path/to/file is not a command") == "end_turn"
     assert "first turn of the script" in bare.client.text(sid)
@@ -561,3 +568,19 @@ async def test_bad_requests_are_answered_with_json_rpc_errors_and_the_agent_goes
         process.stdin.close()
         await asyncio.wait_for(process.wait(), TIMEOUT)
     assert process.returncode == 0
+
+
+async def test_the_demo_over_acp_tells_the_whole_story(tmp_path):
+    """`modus demo --acp`: the LSP demo's story and script, driven over ACP, to the same program."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CONFIG_HOME": str(tmp_path)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server", "demo", "--acp", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env, cwd=str(tmp_path),
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), 2 * TIMEOUT)
+    text = out.decode()
+    assert process.returncode == 0, text
+    for seen in ("permission asked: Switch from Code mode to Architect mode?", "FileRestrictionError", "src/app.py on disk: not written",
+                 "PlanModeBlocked", "permission asked: Approve the plan", "✓ 1. Give greet() a greeting parameter  ✓ 2. Say so in the design",
+                 "mode → ask", "HELLO, ADA!", "The demo ran as expected."):
+        assert seen in text, text
