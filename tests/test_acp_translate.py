@@ -152,3 +152,16 @@ def test_invalid_params_name_the_fields_and_send_no_input_back():
                              "data": {"errors": [{"loc": ["cwd"], "msg": "Field required", "type": "missing"},
                                                  {"loc": ["prompt", 0, "text"], "msg": "Input should be a valid string", "type": "string_type"}]}}
     assert _named({"code": -32602, "message": "modeId: Invalid mode: x", "data": None})["message"] == "modeId: Invalid mode: x"
+
+
+def test_the_clients_mcp_servers_in_the_shape_of_mcp_json():
+    servers = [
+        acp.McpServerStdio(name="files", command="mcp-files", args=["--root", "."], env=[acp.EnvVariable(name="K", value="v")]),
+        acp.HttpMcpServer(type="http", name="web", url="https://mcp.example/", headers=[acp.HttpHeader(name="Authorization", value="x")]),
+        acp.SseMcpServer(type="sse", name="old", url="https://sse.example/", headers=[]),
+    ]
+    assert tr.mcp_servers(servers) == {
+        "files": {"command": "mcp-files", "args": ["--root", "."], "env": {"K": "v"}},
+        "web": {"type": "streamable-http", "url": "https://mcp.example/", "headers": {"Authorization": "x"}},
+        "old": {"type": "sse", "url": "https://sse.example/", "headers": {}},
+    }

@@ -45,8 +45,8 @@ class AcpSession:
     id: str
     session: "Session"
     host: AcpHost
-    #: MCP servers the client gave (stdio or HTTP), recorded for the MCP layer
-    mcp_servers: list[Any] = field(default_factory=list)
+    #: the MCP servers the client gave, in the shape of `.modus/mcp.json`'s `mcpServers`
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     closed: anyio.Event = field(default_factory=anyio.Event)
     prompting: bool = False
 
@@ -83,6 +83,7 @@ class ModusAgent:
                 load_session=True,
                 prompt_capabilities=acp.PromptCapabilities(embedded_context=True),
                 mcp_capabilities=acp.McpCapabilities(),
+                session_capabilities=acp.SessionCapabilities(list=acp.SessionListCapabilities()),
             ),
             agent_info=acp.Implementation(name="modus", title="Modus", version=__version__),
             auth_methods=[],
@@ -143,11 +144,11 @@ class ModusAgent:
                 session.close()
                 raise invalid(f"sessionId: no session {sid} in {root}")
         host.session = session
-        opened = AcpSession(sid, session, host, list(mcp_servers))
-        if mcp_servers:
+        opened = AcpSession(sid, session, host, tr.mcp_servers(mcp_servers))
+        if opened.mcp_servers:
             log.warning(
-                "session %s: the client gave %d MCP server(s) (%s); this Modus has no MCP client yet: they are recorded, not started",
-                sid, len(mcp_servers), ", ".join(getattr(s, "name", "?") for s in mcp_servers),
+                "session %s: the client gave the MCP servers %s; this Modus has no MCP client yet: they are recorded, not started",
+                sid, ", ".join(opened.mcp_servers),
             )
         ready = anyio.Event()
 
@@ -164,6 +165,34 @@ class ModusAgent:
         await ready.wait()  # the modes files and rules are read
         self.sessions[sid] = opened
         return opened
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> acp.ListSessionsResponse:
+        """The conversations of a workspace (`cwd`; without it, of the workspaces open here), the
+        latest first, at most 200 each (Session.list_conversations)."""
+        from ..agent import Session
+        from ..workspace import Workspace
+        from protocol import Settings
+
+        if cwd is not None and not (Path(cwd).is_absolute() and Path(cwd).is_dir()):
+            raise invalid(f"cwd: must be the absolute path of a folder, got {cwd!r}")
+        roots = [Path(os.path.realpath(cwd))] if cwd is not None else sorted({o.session.workspace.root for o in self.sessions.values()})
+        found: list[acp.SessionInfo] = []
+        for root in roots:
+            session = next((o.session for o in self.sessions.values() if o.session.workspace.root == root), None)
+            opened_here = session is None
+            if session is None:  # read its store, and let it go
+                assert self.conn is not None and self.outbox is not None
+                try:
+                    session = Session(workspace=Workspace(root), host=AcpHost(self.conn, self.outbox, "", self.client), settings=Settings(), global_modes=self.global_modes)
+                except Exception as exc:
+                    raise RequestError(-32603, f"The Modus session could not start in {root}: {type(exc).__name__}: {exc}") from None
+            try:
+                for c in session.list_conversations().conversations:
+                    found.append(acp.SessionInfo(session_id=c.id, cwd=str(root), title=c.title, updated_at=c.updated_at))
+            finally:
+                if opened_here:
+                    session.close()
+        return acp.ListSessionsResponse(sessions=found)
 
     def _after_response(self, opened: AcpSession) -> None:
         """What the client gets once it knows the session: the slash commands. Queued last in

@@ -271,3 +271,19 @@ def parse_command(text: str) -> tuple[str, str] | None:
 
 def absolute(workspace: "Workspace", rel: str) -> str:
     return str(Path(workspace.root) / rel)
+
+
+# ---------------------------------------------------------------- MCP servers the client gives
+
+
+def mcp_servers(servers: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """The client's MCP servers in the shape of `mcpServers` in `.modus/mcp.json` (PROTOCOL.md):
+    `{name: {command, args, env}}`, or `{name: {type, url, headers}}` for HTTP and SSE."""
+    config: dict[str, dict[str, Any]] = {}
+    for server in servers:
+        if isinstance(server, acp.McpServerStdio):
+            config[server.name] = {"command": server.command, "args": list(server.args), "env": {e.name: e.value for e in server.env}}
+        elif isinstance(server, (acp.HttpMcpServer, acp.SseMcpServer)):
+            kind = "streamable-http" if isinstance(server, acp.HttpMcpServer) else "sse"
+            config[server.name] = {"type": kind, "url": server.url, "headers": {h.name: h.value for h in server.headers}}
+    return config

@@ -584,3 +584,19 @@ async def test_the_demo_over_acp_tells_the_whole_story(tmp_path):
                  "PlanModeBlocked", "permission asked: Approve the plan", "✓ 1. Give greet() a greeting parameter  ✓ 2. Say so in the design",
                  "mode → ask", "HELLO, ADA!", "The demo ran as expected."):
         assert seen in text, text
+
+
+async def test_two_sessions_in_one_workspace_and_the_session_list(bare, tmp_path):
+    ws = workspace_with(tmp_path / "ws", [{"text": "Hello there."}])
+    first = (await bare.new(ws)).session_id
+    files = acp.McpServerStdio(name="files", command="mcp-files", args=["--root", "."], env=[acp.EnvVariable(name="K", value="v")])
+    second = (await asyncio.wait_for(bare.conn.new_session(cwd=str(ws), mcp_servers=[files]), TIMEOUT)).session_id
+    assert first != second
+    assert await bare.prompt(first, "the first thread") == "end_turn"
+    assert await bare.prompt(second, "the second thread") == "end_turn"
+    assert bare.client.text(first) == bare.client.text(second) == "Hello there."  # each its own conversation
+    listed = await asyncio.wait_for(bare.conn.list_sessions(cwd=str(ws)), TIMEOUT)
+    assert {(s.session_id, s.title) for s in listed.sessions} == {(first, "the first thread"), (second, "the second thread")}
+    assert all(s.cwd == str(ws) and s.updated_at for s in listed.sessions)
+    assert bare.initialized.agent_capabilities.session_capabilities.list is not None
+    assert any("the MCP servers files" in line and "recorded, not started" in line for line in bare.stderr)
