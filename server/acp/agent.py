@@ -99,7 +99,6 @@ class ModusAgent:
 
         sid = new_id("conv-")
         opened = await self._open(cwd, sid, mcp_servers or [])
-        opened.session.open(sid)
         self._after_response(opened)
         return acp.NewSessionResponse(session_id=sid, modes=opened.host.modes(), config_options=opened.host.config_options())
 
@@ -129,20 +128,17 @@ class ModusAgent:
             raise invalid(f"cwd: must be the absolute path of a folder, got {cwd!r}")
         assert self.conn is not None and self.outbox is not None
         host = AcpHost(self.conn, self.outbox, sid, self.client)
-        try:
-            session = Session(workspace=Workspace(root), host=host, settings=Settings(), global_modes=self.global_modes)
+        workspace = Workspace(root)
+        shared = any(o.session.workspace.root == workspace.root for o in self.sessions.values())
+        try:  # the turns the store has as running are those of a session open here, if there is one
+            session = Session(workspace=workspace, host=host, settings=Settings(), global_modes=self.global_modes, close_interrupted=not shared)
         except Exception as exc:  # an unwritable state folder, a newer database: the client is told why
             log.exception("the session could not start in %s", cwd)
             raise RequestError(-32603, f"The Modus session could not start in {cwd}: {type(exc).__name__}: {exc}") from None
-        if load:
-            try:
-                session.open(sid)  # a conversation of this workspace's store, top-level
-            except BadRequest as exc:
-                session.close()
-                raise invalid(f"sessionId: {exc}") from None
-            if not session.store.messages(sid):
-                session.close()
-                raise invalid(f"sessionId: no session {sid} in {root}")
+        if load and (not session.store.conversation_exists(sid) or session.store.conversation_parent(sid) is not None):
+            session.close()  # a top-level conversation of this workspace's store, or nothing
+            raise invalid(f"sessionId: no session {sid} in {root}")
+        session.open(sid)  # the conversation requests without an id go to (made when new)
         host.session = session
         opened = AcpSession(sid, session, host, tr.mcp_servers(mcp_servers))
         if opened.mcp_servers:
@@ -183,7 +179,10 @@ class ModusAgent:
             if session is None:  # read its store, and let it go
                 assert self.conn is not None and self.outbox is not None
                 try:
-                    session = Session(workspace=Workspace(root), host=AcpHost(self.conn, self.outbox, "", self.client), settings=Settings(), global_modes=self.global_modes)
+                    session = Session(
+                        workspace=Workspace(root), host=AcpHost(self.conn, self.outbox, "", self.client), settings=Settings(),
+                        global_modes=self.global_modes, close_interrupted=False,  # a list changes nothing
+                    )
                 except Exception as exc:
                     raise RequestError(-32603, f"The Modus session could not start in {root}: {type(exc).__name__}: {exc}") from None
             try:

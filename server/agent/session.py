@@ -123,7 +123,11 @@ class ConversationRuntime:
 
 
 class Session:
-    def __init__(self, *, workspace: Workspace, host: Host, settings: Settings, global_modes: Path | None = None):
+    def __init__(
+        self, *, workspace: Workspace, host: Host, settings: Settings, global_modes: Path | None = None, close_interrupted: bool = True
+    ):
+        """`close_interrupted`: close the turns the store has as running (Modus stopped during them);
+        False when another Session of this process has the workspace open (they are its turns)."""
         self.workspace = workspace
         self.host = host
         self.generation = 0
@@ -163,7 +167,8 @@ class Session:
         self.conversation_id = self.store.get_meta("conversation") or ""
         if not self.conversation_id:
             self._make_current(new_id("conv-"))
-        self._close_interrupted_turns()
+        if close_interrupted:
+            self._close_interrupted_turns()
 
     @cached_property
     def planner(self) -> "Planner":

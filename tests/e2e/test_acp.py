@@ -600,3 +600,26 @@ async def test_two_sessions_in_one_workspace_and_the_session_list(bare, tmp_path
     assert all(s.cwd == str(ws) and s.updated_at for s in listed.sessions)
     assert bare.initialized.agent_capabilities.session_capabilities.list is not None
     assert any("the MCP servers files" in line and "recorded, not started" in line for line in bare.stderr)
+
+
+async def test_a_new_session_leaves_a_running_turn_of_the_same_workspace_alone(bare, tmp_path):
+    ws = workspace_with(tmp_path / "ws", [{"toolCalls": [call("write_to_file", path="a.txt", content="a")]}, done()])
+    first = (await bare.new(ws)).session_id
+    go_on = asyncio.Event()
+
+    async def later(tool_call, options):
+        await go_on.wait()
+        return "allow"
+
+    bare.client.policy[first] = later
+    running = asyncio.create_task(bare.prompt(first, "write a"))
+    await bare.client.wait_for(lambda: any(p[0] == first for p in bare.client.permissions), "the permission")
+    second = (await bare.new(ws)).session_id  # its Session must not take the running turn for an interrupted one
+    go_on.set()
+    assert await running == "end_turn"
+    assert (ws / "a.txt").read_text() == "a\n"
+    before = len(bare.client.updates[first])
+    await asyncio.wait_for(bare.conn.load_session(cwd=str(ws), session_id=first, mcp_servers=[]), TIMEOUT)
+    replayed = bare.client.updates[first][before:]
+    assert [u.session_update for u in replayed][:3] == ["user_message_chunk", "tool_call", "tool_call_update"]
+    assert not [u for u in replayed if u.session_update == "agent_message_chunk" and "interrupted" in u.content.text]
