@@ -140,6 +140,7 @@ class ModusAgent:
             raise invalid(f"sessionId: no session {sid} in {root}")
         session.open(sid)  # the conversation requests without an id go to (made when new)
         host.session = session
+        session.modes.on_change = host.modes_changed  # the first read is on its way
         opened = AcpSession(sid, session, host, tr.mcp_servers(mcp_servers))
         if opened.mcp_servers:
             log.warning(
@@ -196,6 +197,7 @@ class ModusAgent:
     def _after_response(self, opened: AcpSession) -> None:
         """What the client gets once it knows the session: the slash commands. Queued last in
         the handler: the outbox sends it after the handler returned, when the answer was sent."""
+        opened.host.live = True
         opened.host.send(acp.AvailableCommandsUpdate(session_update="available_commands_update", available_commands=tr.available_commands()))
 
     def _session(self, session_id: str) -> AcpSession:

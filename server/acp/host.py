@@ -99,6 +99,8 @@ class AcpHost:
         self.session_id = session_id
         self.capabilities = capabilities
         self.session: Session | None = None  # set once the core's session exists
+        #: the client knows the session (its session/new or session/load was answered)
+        self.live = False
         self.prompt: PromptState | None = None
         #: messages for the user outside any conversation, told at the start of the next prompt
         self.notices: list[str] = []
@@ -226,9 +228,19 @@ class AcpHost:
             self.note(f"{u.from_.upper()} → {u.to.upper()}")
 
     def _config_changed(self) -> None:
-        if self.session is None:
+        if self.session is None or not self.live:
             return
         self.send(acp.ConfigOptionUpdate(session_update="config_option_update", config_options=self.config_options()))
+
+    def modes_changed(self, files: Sequence[Any]) -> None:
+        """Mode files were read (again): their problems are told, the options list the modes anew
+        (ACP has no update of `availableModes` but the config options)."""
+        session = self.session
+        if session is None:
+            return
+        for f in files:
+            self.publish_diagnostics(f.path, session.modes.diagnostics(f.path))
+        self._config_changed()
 
     def _on_plan(self, u: protocol.PlanUpdate) -> None:
         self._steps = tr.plan_entries(u.plan, u.state, u.completed_steps, u.current_step)

@@ -623,3 +623,17 @@ async def test_a_new_session_leaves_a_running_turn_of_the_same_workspace_alone(b
     replayed = bare.client.updates[first][before:]
     assert [u.session_update for u in replayed][:3] == ["user_message_chunk", "tool_call", "tool_call_update"]
     assert not [u for u in replayed if u.session_update == "agent_message_chunk" and "interrupted" in u.content.text]
+
+
+async def test_mode_files_are_read_again_their_problems_told_and_the_options_list_the_new_modes(bare, tmp_path):
+    ws = workspace_with(tmp_path / "ws", [{"text": "one"}, {"text": "two"}])
+    modes = ws / ".modus" / "modes.yaml"
+    modes.write_text("customModes:\n  - slug: Bad Slug!\n    name: Bad\n    roleDefinition: x\n    groups: [read]\n")
+    sid = (await bare.new(ws)).session_id
+    assert await bare.prompt(sid, "hi") == "end_turn"
+    said = bare.client.text(sid)
+    assert f"{modes}:2:" in said and "one" in said
+    modes.write_text("customModes:\n  - slug: reviewer\n    name: Reviewer\n    roleDefinition: You review.\n    groups: [read]\n")
+    assert await bare.prompt(sid, "again") == "end_turn"
+    [update] = bare.client.of(sid, "config_option_update")
+    assert [o.value for o in update.config_options[0].options][-1] == "reviewer"
