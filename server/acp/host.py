@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import anyio
 from acp import RequestError
 from acp import schema as acp
+from pydantic import ValidationError
 
 import protocol
 
@@ -40,6 +41,8 @@ DECISIONS = {"allow": ("approve", False), "always": ("approve", True), "reject":
 TERMINAL_OUTPUT_BYTES = 1_000_000
 #: How long stopping a command in the client's terminal may take once the turn is cancelled.
 STOP_GRACE_S = 5
+#: A client request that failed: an error answer, an answer of the wrong shape, no connection.
+CLIENT_FAILED = (RequestError, ValidationError, ConnectionError)
 
 
 class Outbox:
@@ -330,7 +333,7 @@ class AcpHost:
             if not own:
                 self._cards[call] = list(content)
         else:
-            detail = request.detail if request.kind == "plan" or not request.detail else tr.fenced(request.detail) if request.tool == "execute_command" else request.detail
+            detail = tr.fenced(request.detail) if request.tool == "execute_command" and request.detail else request.detail
             content = [tr.text_content(detail)] if detail else []
         if own:
             self._card(acp.ToolCallStart(session_update="tool_call", tool_call_id=call, title=request.title, kind=kind, status="pending", content=content, raw_input=request.params))
@@ -338,7 +341,7 @@ class AcpHost:
         await self.outbox.flush()
         try:
             answer = await self.conn.request_permission(session_id=self.session_id, tool_call=tool_call, options=self._options(request))
-        except (RequestError, ConnectionError) as exc:  # nothing is approved without an answer
+        except CLIENT_FAILED as exc:  # nothing is approved without an answer
             log.warning("session/request_permission failed: %s", exc)
             return protocol.ApprovalResponse(decision="deny", feedback="The client did not answer the permission request.")
         outcome = answer.outcome
@@ -393,7 +396,7 @@ class AcpHost:
         for change in changes:
             try:
                 await self.conn.write_text_file(session_id=self.session_id, path=str(change.target.path), content=change.new_text)
-            except (RequestError, ConnectionError) as exc:
+            except CLIENT_FAILED as exc:
                 return EditOutcome(False, f"the client did not write {change.target.rel}: {exc}")
         return EditOutcome(True)
 
@@ -404,7 +407,7 @@ class AcpHost:
             return None
         try:
             answer = await self.conn.read_text_file(session_id=self.session_id, path=str(path))
-        except (RequestError, ConnectionError) as exc:
+        except CLIENT_FAILED as exc:
             log.debug("fs/read_text_file %s: %s", path, exc)
             return None
         return answer.content
@@ -425,7 +428,7 @@ class AcpHost:
             created = await self.conn.create_terminal(
                 session_id=self.session_id, command=SHELL, args=["-c", command], cwd=str(cwd), output_byte_limit=TERMINAL_OUTPUT_BYTES
             )
-        except (RequestError, ConnectionError) as exc:
+        except CLIENT_FAILED as exc:
             raise ToolError(f"The client could not start the command in its terminal: {exc}") from None
         terminal = created.terminal_id
         exited: acp.WaitForTerminalExitResponse | None = None
@@ -440,7 +443,7 @@ class AcpHost:
                 killed = True
                 await self.conn.kill_terminal(session_id=self.session_id, terminal_id=terminal)
             output = (await self.conn.terminal_output(session_id=self.session_id, terminal_id=terminal)).output
-        except (RequestError, ConnectionError) as exc:
+        except CLIENT_FAILED as exc:
             raise ToolError(f"The client's terminal failed: {exc}") from None
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_GRACE_S):
@@ -448,7 +451,7 @@ class AcpHost:
                     if exited is None and not killed:  # cancelled: the command must not outlive the turn
                         await self.conn.kill_terminal(session_id=self.session_id, terminal_id=terminal)
                     await self.conn.release_terminal(session_id=self.session_id, terminal_id=terminal)
-                except (RequestError, ConnectionError) as exc:
+                except CLIENT_FAILED as exc:
                     log.debug("terminal %s: %s", terminal, exc)
         if exited is None:
             return CommandOutcome(None, output)

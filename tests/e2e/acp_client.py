@@ -39,6 +39,7 @@ class Client:
         #: a session's answer to each permission request: an option id, or None (cancelled)
         self.policy: dict[str, Callable[[acp.ToolCallUpdate, list[acp.PermissionOption]], str | None]] = {}
         self.writes: list[tuple[str, str]] = []
+        self.refuse_writes: set[str] = set()  # sessions whose writes fail
         self.reads: list[str] = []
         self.buffers: dict[str, str] = {}
         self.terminals: dict[str, Terminal] = {}
@@ -75,6 +76,8 @@ class Client:
         return acp.RequestPermissionResponse(outcome=acp.AllowedOutcome(outcome="selected", option_id=choice))
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any):
+        if session_id in self.refuse_writes:
+            raise RequestError(-32603, "Internal error", {"details": "the disk is full"})
         self.writes.append((path, content))
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(content, encoding="utf-8")

@@ -125,6 +125,25 @@ async def test_a_write_asks_permission_and_goes_through_fs_write_text_file(edito
     assert editor.client.text(sid) == "I'll write it.hello.txt is written."  # the card is between them
 
 
+async def test_a_write_the_client_fails_and_a_permission_answered_with_no_option_are_no(editor, tmp_path):
+    ws = workspace_with(tmp_path / "ws", [
+        {"toolCalls": [call("write_to_file", path="a.txt", content="a")]},
+        {"toolCalls": [call("write_to_file", path="b.txt", content="b")]},
+        done(),
+    ])
+    sid = (await editor.new(ws)).session_id
+    editor.client.refuse_writes.add(sid)
+    answers = iter(["allow", "no-such-option"])
+    editor.client.policy[sid] = lambda tool_call, options: next(answers)
+    assert await editor.prompt(sid, "write both") == "end_turn"
+    failed = one_card(editor, sid, "Write a.txt")
+    assert failed["status"] == "failed"
+    assert text_of(failed).startswith("EditFailed: The editor did not apply the edit to a.txt: the client did not write a.txt: Internal error")
+    denied = one_card(editor, sid, "Write b.txt")
+    assert denied["status"] == "failed" and text_of(denied) == "Denied: The user denied this operation."
+    assert not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+
+
 async def test_without_client_files_the_server_writes_and_reads_the_disk(bare, tmp_path):
     ws = workspace_with(tmp_path / "ws", [{"toolCalls": [call("write_to_file", path="a/b.txt", content="x")]}, done()])
     sid = (await bare.new(ws)).session_id
