@@ -148,18 +148,25 @@ class ModusAgent:
                 sid, ", ".join(opened.mcp_servers),
             )
         ready = anyio.Event()
+        failed: list[str] = []
 
         async def run() -> None:
             try:
                 async with session.running():
                     ready.set()
                     await opened.closed.wait()
+            except Exception as exc:  # a fault of this session ends it, not the agent's other sessions
+                log.exception("session %s stopped", sid)
+                failed.append(f"{type(exc).__name__}: {exc}")
             finally:
                 self.sessions.pop(sid, None)
                 session.close()
+                ready.set()
 
         self.tg.start_soon(run)
         await ready.wait()  # the modes files and rules are read
+        if failed:
+            raise RequestError(-32603, f"The Modus session could not start in {cwd}: {failed[0]}")
         self.sessions[sid] = opened
         return opened
 
