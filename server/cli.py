@@ -1,4 +1,4 @@
-"""`modus` / `python -m server`: start the language server, or run the demo."""
+"""`modus` / `python -m server`: start the language server, the ACP agent (`acp`), or run the demo."""
 
 from __future__ import annotations
 
@@ -73,13 +73,25 @@ def main(argv: list[str] | None = None) -> int:
                        help="--ws: a web page origin allowed to connect, e.g. http://localhost:3000 (repeatable); "
                        "requests without an Origin header are always allowed")
         p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    sub.add_parser("demo", help="run the offline demo: a scripted session against a real server")
+    acp = sub.add_parser("acp", help="run as an Agent Client Protocol agent on stdio (Zed, JetBrains, ...)")
+    acp.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    demo = sub.add_parser("demo", help="run the offline demo: a scripted session against a real server")
+    demo.add_argument("--acp", action="store_true", help="drive `modus acp` (the Agent Client Protocol) instead of the language server")
     args = parser.parse_args(argv)
 
     if args.command == "demo":
+        if args.acp:
+            from .demo.acp import main as demo_acp
+
+            return demo_acp()
         from .demo import main as demo
 
         return demo()
+    if args.command == "acp":
+        lean_start()
+        from .acp.run import serve_stdio
+
+        return serve_stdio(args.log_level)
 
     if args.allow_origin and not args.ws:
         parser.error("--allow-origin applies to --ws only")

@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 
 from protocol import ApprovalRequest, ApprovalResponse
 
-from server.host import EditOutcome, FileChange
+from server.host import CommandOutcome, EditOutcome, FileChange
 from server.tools.edits import write_atomically
 
 
@@ -27,6 +27,11 @@ class MemoryHost:
         self.buffers: dict[Path, str] = {}
         self.progress_titles: list[str] = []
         self.messages: list[tuple[str, str]] = []
+        self.approval_changes: list[list[FileChange]] = []
+        self.edit_calls: list[str | None] = []
+        #: commands run "in the editor's terminal": (command, cwd) → (exit code, output); None: the server runs them
+        self.terminal: Callable[[str, Path], CommandOutcome] | None = None
+        self.commands: list[tuple[str, Path, str | None]] = []
         self._approve = approve or (lambda r: ApprovalResponse(decision="approve"))
         self._applies = applies_edits
         self._accept = accept_edits
@@ -43,24 +48,35 @@ class MemoryHost:
     def of_kind(self, kind: str) -> list:
         return [u for u in self.updates if u.kind == kind]
 
-    async def request_approval(self, request: ApprovalRequest) -> ApprovalResponse:
+    async def request_approval(self, request: ApprovalRequest, changes: Sequence[FileChange] = ()) -> ApprovalResponse:
         self.approvals.append(request)
+        self.approval_changes.append(list(changes))
         return self._approve(request)
 
     @property
     def can_apply_edits(self) -> bool:
         return self._applies
 
-    async def apply_edit(self, changes: Sequence[FileChange]) -> EditOutcome:
+    async def apply_edit(self, changes: Sequence[FileChange], tool_call_id: str | None = None) -> EditOutcome:
         self.edits.append(list(changes))
+        self.edit_calls.append(tool_call_id)
         if not self._accept:
             return EditOutcome(False, "the user rejected the edit")
         for change in changes:
             write_atomically(change)
         return EditOutcome(True)
 
-    def document_text(self, path: Path) -> str | None:
+    async def document_text(self, path: Path) -> str | None:
         return self.buffers.get(path)
+
+    @property
+    def can_run_commands(self) -> bool:
+        return self.terminal is not None
+
+    async def run_command(self, command: str, cwd: Path, timeout: float, tool_call_id: str | None = None) -> CommandOutcome:
+        assert self.terminal is not None
+        self.commands.append((command, cwd, tool_call_id))
+        return self.terminal(command, cwd)
 
     @asynccontextmanager
     async def progress(self, title: str, on_cancel=None):

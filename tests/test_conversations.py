@@ -6,7 +6,7 @@ import pytest
 
 from helpers import chat, make_session, running
 from memory_host import MemoryHost
-from protocol import ApprovalResponse
+from protocol import ApprovalResponse, ChatSendParams
 from server.agent.conversations import checked_id, iso_utc, title
 from server.errors import BadRequest
 from server.state import StoredMessage
@@ -149,3 +149,14 @@ async def test_a_turn_s_mode_switch_stays_in_its_conversation_when_another_is_op
     assert (changed.conversation_id, changed.from_, changed.to) == (first, "code", "ask")
     assert listed == {first: "ask"}
     assert {u.conversation_id for u in host.updates if hasattr(u, "conversation_id")} == {first}
+
+
+async def test_idle_waits_for_the_turns_a_message_started_and_those_they_woke(tmp_path):
+    """Session.idle (what ACP's session/prompt waits for): the user's agent and the agent its
+    text woke have both ended; with nothing running it returns at once."""
+    async with running(tmp_path, [{"text": "@b have a look"}], agents=[{"name": "a"}, {"name": "b"}]) as session:
+        await session.idle(session.conversation_id)
+        await session.send(ChatSendParams(text="@a start"))
+        await session.idle(session.conversation_id)
+        ended = [(u.agent, u.outcome) for u in session.host.of_kind("turn_ended")]
+    assert ended == [("a", "completed"), ("b", "completed")]

@@ -8,13 +8,15 @@ import sqlite3
 
 import pytest
 
-from helpers import chat, make_session, running
+from helpers import chat, make_session, running, settings
 from memory_host import MemoryHost
 from protocol import ApprovalResponse
+from server.agent import Session
 from server.agent.session import INTERRUPTED_CALL, INTERRUPTED_NOTICE, INTERRUPTED_TURN
 from server.state import StoredMessage
 from server.state.store import DB_NAME, Store
 from server.untrusted import Refused
+from server.workspace import Workspace
 
 
 def call(name, **arguments):
@@ -71,6 +73,21 @@ def test_an_interrupted_turn_is_reported_once(tmp_path):
         else:
             assert updates == host.messages == []
         assert host.of_kind("turn_started") == []  # nothing of it runs again
+
+
+def test_a_second_session_of_the_workspace_leaves_the_running_turns_of_the_first_alone(tmp_path):
+    """Two Sessions of one workspace in one process (two ACP sessions): the turns the store has
+    as running belong to the first, and the second, started with close_interrupted=False, leaves
+    them running."""
+    cid, _ = crash_mid_call(tmp_path, native=True)
+    host = MemoryHost()
+    second = Session(workspace=Workspace(tmp_path), host=host, settings=settings(), global_modes=tmp_path / ".g.yaml", close_interrupted=False)
+    try:
+        assert [m.role for m in second.history(cid).messages] == ["user", "assistant"]
+        assert second.store.turn_outcome("turn-1") is None
+        assert host.updates == host.messages == []
+    finally:
+        second.close()
 
 
 def test_a_repair_cut_short_is_done_whole_on_the_next_start(tmp_path, monkeypatch):

@@ -63,7 +63,7 @@ def test_the_workspace_files_risky_keys_wait_for_the_users_trust(tmp_path):
         assert session.settings.max_retries == 2  # the rest applies at once
         assert not session.settings.yolo and not session.settings.auto_approve.command
         [note] = [t for _, t in host.messages if "not applied" in t]
-        assert note == f"{workspace_file(tmp_path)} sets yolo, autoApprove: not applied until you trust this workspace's settings (command 'Modus: Trust Workspace Settings')."
+        assert note == f"{workspace_file(tmp_path)} sets yolo, autoApprove: not applied until you trust this workspace's settings (command 'Modus: Trust Workspace Settings'; /trust in an ACP client)."
         session.trust_workspace_settings()
         assert session.settings.yolo and session.settings.auto_approve.command
     finally:

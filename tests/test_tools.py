@@ -16,6 +16,7 @@ import pytest
 from helpers import call_tool, running, until
 from memory_host import MemoryHost
 from protocol import ApprovalResponse
+from server.host import CommandOutcome
 from server.providers.xmlcalls import XmlCallParser
 from server.tools import TOOLS
 from server.tools.definitions import outline
@@ -510,6 +511,9 @@ async def test_write_to_file_creates_a_file_and_its_folders(tmp_path):
     assert (request.kind, request.tool, request.title) == ("tool", "write_to_file", "Create new/dir/b.txt?")
     assert request.params == {"path": "new/dir/b.txt", "content": "one\ntwo"}
     assert request.detail == "--- /dev/null\n+++ b/new/dir/b.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
+    # the host gets the change with the approval (a client may show its own diff) and the call with the edit
+    assert [[(c.target.rel, c.old_text, c.new_text) for c in changes] for changes in host.approval_changes] == edits_of(host)
+    assert host.edit_calls == ["call-test"]
 
 
 WRITE_TO_FILE = [
@@ -1039,6 +1043,27 @@ async def test_execute_command_auto_approved(tmp_path):
     async with running(tmp_path, host=host, autoApprove={"command": True}) as session:
         check(await call_tool(session, "execute_command", command="echo ok"), None, "Command executed in '.'. Exit code: 0\nOutput:\nok")
     assert host.approvals == []
+
+
+async def test_execute_command_runs_in_the_editors_terminal_when_it_offers_one(tmp_path):
+    """A host that runs commands itself (ACP's terminal/*) gets the command, the folder and the
+    call; nothing runs on the server's side."""
+    put(tmp_path, {"sub/marker.txt": "sub\n"})
+    host = MemoryHost()
+    host.terminal = lambda command, cwd: CommandOutcome(4, f"ran {command} in {cwd.name}\n")
+    async with running(tmp_path, host=host) as session:
+        result = await call_tool(session, "execute_command", command="touch ran", cwd="sub")
+    check(result, None, "Command executed in 'sub'. Exit code: 4\nOutput:\nran touch ran in sub")
+    assert host.commands == [("touch ran", tmp_path / "sub", "call-test")]
+    assert not (tmp_path / "sub" / "ran").exists()
+
+
+async def test_execute_command_timeout_in_the_editors_terminal(tmp_path):
+    host = MemoryHost()
+    host.terminal = lambda command, cwd: CommandOutcome(None, "partial")
+    async with running(tmp_path, host=host, autoApprove={"command": True}) as session:
+        result = await call_tool(session, "execute_command", command="sleep 9", timeout=2)
+    check(result, "ToolError", "Command timed out after 2s and was stopped: sleep 9\nOutput so far:\npartial")
 
 
 def _gone(pid: int) -> bool:

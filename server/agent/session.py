@@ -68,6 +68,8 @@ class ConversationRuntime:
         self.reasons: dict[str, Summons] = {}
         self._tg: TaskGroup | None = None
         self._queued: list[str] = []
+        #: set when the last turn has ended and the runtime is let go
+        self.finished = anyio.Event()
 
     async def serve(self) -> None:
         try:
@@ -79,6 +81,7 @@ class ConversationRuntime:
         finally:
             self._tg = None
             self.session._released(self)
+            self.finished.set()
 
     def wake(self, agent: str, summons: Summons | None = None) -> None:
         waiting = self.reasons.get(agent)
@@ -122,7 +125,11 @@ class ConversationRuntime:
 
 
 class Session:
-    def __init__(self, *, workspace: Workspace, host: Host, settings: Settings, global_modes: Path | None = None):
+    def __init__(
+        self, *, workspace: Workspace, host: Host, settings: Settings, global_modes: Path | None = None, close_interrupted: bool = True
+    ):
+        """`close_interrupted`: close the turns the store has as running (Modus stopped during them);
+        False when another Session of this process has the workspace open (they are its turns)."""
         self.workspace = workspace
         self.host = host
         self.generation = 0
@@ -164,7 +171,8 @@ class Session:
         self.conversation_id = self.store.get_meta("conversation") or ""
         if not self.conversation_id:
             self._make_current(new_id("conv-"))
-        self._close_interrupted_turns()
+        if close_interrupted:
+            self._close_interrupted_turns()
 
     @cached_property
     def planner(self) -> "Planner":
@@ -302,7 +310,7 @@ class Session:
         if waiting:
             note = (
                 f"{self.layers.workspace_file.path} sets {', '.join(waiting)}: not applied until you trust this "
-                "workspace's settings (command 'Modus: Trust Workspace Settings')."
+                "workspace's settings (command 'Modus: Trust Workspace Settings'; /trust in an ACP client)."
             )
             if note not in self._told:
                 news.append(note)
@@ -670,6 +678,12 @@ class Session:
     def cancel(self, conversation_id: str) -> bool:
         runtime = self._conversations.get(conversation_id)
         return runtime.cancel() if runtime else False
+
+    async def idle(self, conversation_id: str) -> None:
+        """Until no turn runs in the conversation: the turns a message started and those they
+        woke (ACP's session/prompt answers then)."""
+        while (runtime := self._conversations.get(conversation_id)) is not None:
+            await runtime.finished.wait()
 
     def open(self, conversation_id: str | None) -> State:
         """Make a conversation the current one (a new one with that id if unknown; without an

@@ -19,7 +19,7 @@ from pygls.uris import from_fs_path
 import protocol
 from protocol import names
 
-from ..host import EditOutcome, FileChange
+from ..host import CommandOutcome, EditOutcome, FileChange
 from ..modes import Diagnostic
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class LspHost:
             return isinstance(modus, dict) and modus.get("approvals") is True
         return False
 
-    async def request_approval(self, request: ApprovalRequest) -> ApprovalResponse:
+    async def request_approval(self, request: ApprovalRequest, changes: Sequence[FileChange] = ()) -> ApprovalResponse:
         if self.renders_approvals:
             answer = await self._request(names.APPROVAL, request.wire())
             try:
@@ -137,7 +137,7 @@ class LspHost:
             return False
         return lsp.ResourceOperationKind.Create in (ws.workspace_edit.resource_operations or [])
 
-    async def apply_edit(self, changes: Sequence[FileChange]) -> EditOutcome:
+    async def apply_edit(self, changes: Sequence[FileChange], tool_call_id: str | None = None) -> EditOutcome:
         document_changes: list = []
         for change in changes:
             uri = from_fs_path(str(change.target.path))
@@ -166,9 +166,16 @@ class LspHost:
         reason = result.get("failureReason") if isinstance(result, dict) else getattr(result, "failure_reason", None)
         return EditOutcome(bool(applied), reason)
 
-    def document_text(self, path: Path) -> str | None:
+    async def document_text(self, path: Path) -> str | None:
         document = self.server.workspace.text_documents.get(unquote(from_fs_path(str(path))))
         return document.source if document is not None else None
+
+    # ---------------------------------------------------------- commands: LSP has no terminal
+
+    can_run_commands = False
+
+    async def run_command(self, command: str, cwd: Path, timeout: float, tool_call_id: str | None = None) -> CommandOutcome:
+        raise NotImplementedError("an LSP client runs no commands: the server runs them")
 
     # ---------------------------------------------------------- progress
 

@@ -119,7 +119,8 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
             params={"path": target.rel, "content": new},
             agent=ctx.agent,
             tool_call_id=ctx.call_id,  # shown with the call it came from
-        )
+        ),
+        [change],
     )
     if answer.decision != "approve":
         return "The rule was not written: the user declined the change of the settings file."

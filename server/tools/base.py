@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..agent.session import Session
     from ..agents import Chain
     from ..agent.task import Task
-    from ..host import Host
+    from ..host import FileChange, Host
     from ..workspace import Workspace, WorkspacePath
 
 
@@ -60,6 +60,8 @@ class Prepared:
     detail: str = ""
     #: Extra fields of the approval request (switch_mode: from, to, reason).
     approval_fields: dict[str, Any] = field(default_factory=dict)
+    #: What an edit writes, shown with its approval.
+    changes: tuple["FileChange", ...] = ()
 
 
 @dataclass

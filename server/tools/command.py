@@ -1,4 +1,5 @@
-"""The command group: execute_command, run by the user's shell in the workspace folder."""
+"""The command group: execute_command, run by the user's shell in the workspace folder (in the
+editor's terminal when it offers one, else by the server)."""
 
 from __future__ import annotations
 
@@ -94,7 +95,10 @@ async def _execute_command(ctx: ToolContext, p: ExecuteCommandParams, paths: lis
 
     async def run() -> str:
         try:
-            code, output = await run_command(p.command, str(where.path), timeout)
+            if ctx.host.can_run_commands:  # in the editor's terminal, where the user sees it run
+                code, output = await ctx.host.run_command(p.command, where.path, timeout, ctx.call_id)
+            else:
+                code, output = await run_command(p.command, str(where.path), timeout)
         except OSError as exc:
             raise ToolError(f"Cannot start the command: {exc.strerror or exc}") from None
         output = _clip(output).rstrip("\n")

@@ -70,7 +70,7 @@ def write_atomically(change: FileChange) -> None:
 
 async def apply_changes(ctx: ToolContext, changes: Sequence[FileChange]) -> None:
     if ctx.host.can_apply_edits:
-        outcome = await ctx.host.apply_edit(changes)
+        outcome = await ctx.host.apply_edit(changes, ctx.call_id)
         if not outcome.applied:
             reason = f": {outcome.reason}" if outcome.reason else "."
             raise EditFailed(f"The editor did not apply the edit to {', '.join(c.target.rel for c in changes)}{reason}")
@@ -89,7 +89,7 @@ def _prepared_edit(ctx: ToolContext, tool: str, changes: list[FileChange], done:
 
     names = ", ".join(c.target.rel for c in changes)
     verb = "Create" if all(c.old_text is None for c in changes) else "Edit"
-    return Prepared(run, f"{verb} {names}?", unified_diff(changes))
+    return Prepared(run, f"{verb} {names}?", unified_diff(changes), changes=tuple(changes))
 
 
 # ---------------------------------------------------------------- write_to_file
@@ -105,7 +105,7 @@ async def _write_to_file(ctx: ToolContext, p: WriteToFileParams, paths: list[Wor
     target = paths[0]
     if target.path.is_dir():
         raise ToolError(f"'{target.rel}' is a directory.")
-    old = read_text(ctx, target)
+    old = await read_text(ctx, target)
     content = p.content if p.content.endswith("\n") or not p.content else p.content + "\n"
     change = FileChange(target, old, _keep_line_endings(old, content))
     lines = content.count("\n")
@@ -246,7 +246,7 @@ async def _apply_diff(ctx: ToolContext, p: ApplyDiffParams, paths: list[Workspac
         if target.path in edited:
             _, old, text = edited[target.path]
         else:
-            old = read_text(ctx, target)
+            old = await read_text(ctx, target)
             if old is None:
                 raise ToolError(f"File not found: {target.rel} (apply_diff edits existing files; use write_to_file to create one).")
             text = old.replace("\r\n", "\n")
@@ -269,7 +269,7 @@ class InsertContentParams(Params):
 
 async def _insert_content(ctx: ToolContext, p: InsertContentParams, paths: list[WorkspacePath]) -> Prepared:
     target = paths[0]
-    old = read_text(ctx, target)
+    old = await read_text(ctx, target)
     if old is None and p.line > 1:
         raise ToolError(f"File not found: {target.rel} (a new file can only be started at line 0 or 1).")
     text = (old or "").replace("\r\n", "\n")
@@ -307,7 +307,7 @@ class SearchAndReplaceParams(Params):
 
 async def _search_and_replace(ctx: ToolContext, p: SearchAndReplaceParams, paths: list[WorkspacePath]) -> Prepared:
     target = paths[0]
-    old = read_text(ctx, target)
+    old = await read_text(ctx, target)
     if old is None:
         raise ToolError(f"File not found: {target.rel}")
     import regex  # its time-bounded matching, loaded on the first use

@@ -33,10 +33,10 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "
 SKIP_GLOBS = tuple(arg for d in sorted(SKIP_DIRS) for arg in ("--glob", f"!{d}"))
 
 
-def read_text(ctx: ToolContext, target: WorkspacePath) -> str | None:
+async def read_text(ctx: ToolContext, target: WorkspacePath) -> str | None:
     """The file's current text: the open editor buffer if there is one, else the disk; None
     when the file does not exist. Only a regular file is read (a FIFO would never end)."""
-    text = ctx.host.document_text(target.path)
+    text = await ctx.host.document_text(target.path)
     if text is not None:
         return text
     if target.path.is_dir():
@@ -64,7 +64,7 @@ async def _read_file(ctx: ToolContext, p: ReadFileParams, paths: list[WorkspaceP
     target = paths[0]
 
     async def run() -> str:
-        text = read_text(ctx, target)
+        text = await read_text(ctx, target)
         if text is None:
             raise ToolError(f"File not found: {target.rel}")
         lines = text.splitlines()
@@ -270,7 +270,7 @@ async def _list_definitions(ctx: ToolContext, p: ListDefinitionsParams, paths: l
         sections = []
         for shown, real in files:
             try:
-                text = read_text(ctx, real)
+                text = await read_text(ctx, real)
             except ToolError:  # binary, too large, not a regular file: no definitions to show
                 continue
             found = definitions.outline(real.path.name, text or "")

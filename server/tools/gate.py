@@ -183,7 +183,7 @@ async def approval(run: GateRun) -> None:
         always_allow=offered,
         **run.prepared.approval_fields,
     )
-    answer = await run.ctx.host.request_approval(request)
+    answer = await run.ctx.host.request_approval(request, run.prepared.changes)
     if answer.decision != "approve":
         raise denied(answer.feedback)
     if offered and answer.always:
