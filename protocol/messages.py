@@ -191,6 +191,14 @@ class RefusedMention(Wire):
     reason: str
 
 
+class ThinkingDelta(_UpdateBase):
+    """The model's thinking (reasoning), streamed as it comes; not part of the conversation."""
+
+    kind: Literal["thinking_delta"] = "thinking_delta"
+    turn_id: str
+    text: str
+
+
 class MessageUpdate(_UpdateBase):
     kind: Literal["message"] = "message"
     turn_id: Opt[str] = None
@@ -381,6 +389,7 @@ Update = Annotated[
     Union[
         TurnStarted,
         MessageDelta,
+        ThinkingDelta,
         MessageUpdate,
         ToolCallUpdate,
         ModeChanged,

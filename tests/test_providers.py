@@ -606,3 +606,11 @@ async def test_scripted_call_ids_are_not_reused_by_a_restarted_server(tmp_path):
         for _ in range(2)
     ]
     assert first != after_restart
+
+
+async def test_the_models_thinking_goes_apart_from_its_text(fake):
+    fake.add(Reply("The answer.", thinking="Let me think this through."))
+    text: list[str] = []
+    thought: list[str] = []
+    reply = await model(fake, thinkingBudgetTokens=1024, maxTokens=4096).complete(HELLO, text.append, on_thinking=thought.append)
+    assert "".join(thought) == "Let me think this through." and "".join(text) == reply.text == "The answer."

@@ -147,7 +147,7 @@ class AcpHost:
         handler = getattr(self, f"_on_{update.kind}", None)
         if handler is None:
             return
-        if update.kind in ("turn_started", "message_delta", "message", "tool_call", "turn_ended") and update.conversation_id != self.session_id:
+        if update.kind in ("turn_started", "message_delta", "thinking_delta", "message", "tool_call", "turn_ended") and update.conversation_id != self.session_id:
             return  # not this session's conversation
         handler(update)
 
@@ -160,6 +160,9 @@ class AcpHost:
     def _on_message_delta(self, u: protocol.MessageDelta) -> None:
         self.say(u.text)
         self._streaming = True
+
+    def _on_thinking_delta(self, u: protocol.ThinkingDelta) -> None:
+        self.send(acp.AgentThoughtChunk(session_update="agent_thought_chunk", content=acp.TextContentBlock(type="text", text=u.text)))
 
     def _on_message(self, u: protocol.MessageUpdate) -> None:
         if u.role == "assistant":

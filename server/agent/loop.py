@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from protocol import ApprovalRequest, MessageDelta, MessageUpdate, ToolCallUpdate, ToolError, TurnEnded, TurnStarted
+from protocol import (
+    ApprovalRequest, MessageDelta, MessageUpdate, ThinkingDelta, ToolCallUpdate, ToolError, TurnEnded, TurnStarted,
+)
 
 from ..errors import Denied
 from ..modes import GROUP_TOOLS
@@ -198,7 +200,10 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
         at = turn.summons_at
         messages = [*messages[:at], ChatMessage("user", turn.summons.note), *messages[at:]]
     request = ModelRequest(system=task.prompt.text, messages=tuple(messages), tools=task.tool_schemas)
-    reply = await task.model.complete(request, on_text, turn.system)  # a retry's wait: a system message
+    def on_thinking(chunk: str) -> None:
+        turn.publish(ThinkingDelta, turn_id=turn.turn_id, text=chunk)
+
+    reply = await task.model.complete(request, on_text, turn.system, on_thinking)  # a retry's wait: a system message
     if reply.usage is not None:
         turn.session.record_usage(turn.conversation_id, task, reply.usage)
     rest = parser.finish()

@@ -18,7 +18,7 @@ class _DeferredError:
     def __init__(self, error: ModelError):
         self.error = error
 
-    async def complete(self, request, on_text, on_notice=no_notice):
+    async def complete(self, request, on_text, on_notice=no_notice, on_thinking=no_notice):
         raise self.error
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage
+from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage, no_notice
 from .sdk import SdkModel
 
 DEFAULT_MAX_TOKENS = 8192
@@ -17,13 +17,17 @@ class AnthropicModel(SdkModel):
     client_class = "AsyncAnthropic"
     derived_events = frozenset({"text", "input_json", "citation", "thinking", "signature"})  # beside the raw events
 
-    async def ask_once(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
+    async def ask_once(
+        self, request: ModelRequest, on_text: Callable[[str], None], on_thinking: Callable[[str], None] = no_notice
+    ) -> ModelReply:
         client = await self.client()
         message = None
         async with self.streaming(client.messages.stream(**self._params(request))) as events:
             async for event in events:
-                if event.type == "text":  # thinking arrives as other events: not visible text
+                if event.type == "text":
                     on_text(event.text)
+                elif event.type == "thinking":
+                    on_thinking(event.thinking)
                 elif event.type == "message_stop":  # the last event: the SDK adds the whole message
                     message = event.message
         if message is None:

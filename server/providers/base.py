@@ -90,7 +90,11 @@ def no_notice(text: str) -> None:
 
 class ModelClient(Protocol):
     async def complete(
-        self, request: ModelRequest, on_text: Callable[[str], None], on_notice: Callable[[str], None] = no_notice
+        self,
+        request: ModelRequest,
+        on_text: Callable[[str], None],
+        on_notice: Callable[[str], None] = no_notice,
+        on_thinking: Callable[[str], None] = no_notice,
     ) -> ModelReply:
         """Answer the request, streaming visible text through `on_text` as it arrives. What the user
         should know meanwhile but is not the model's text (a wait before a retry) goes to `on_notice`."""

@@ -7,7 +7,7 @@ import json
 import uuid
 from typing import Any, Callable
 
-from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage
+from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage, no_notice
 from .sdk import SdkModel
 
 #: Arguments that are not a JSON object are kept under this key: the gate then reports the
@@ -22,7 +22,9 @@ class OpenAIModel(SdkModel):
     client_class = "AsyncOpenAI"
     no_key_hint = "; a local server needs none: set baseUrl"
 
-    async def ask_once(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
+    async def ask_once(
+        self, request: ModelRequest, on_text: Callable[[str], None], on_thinking: Callable[[str], None] = no_notice
+    ) -> ModelReply:
         client = await self.client()
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}  # by index: id, name, argument fragments joined
@@ -36,9 +38,12 @@ class OpenAIModel(SdkModel):
                 choice = chunk.choices[0]
                 finish = choice.finish_reason or finish
                 delta = choice.delta
-                if delta.content:  # reasoning comes in other fields: not visible text
+                if delta.content:
                     text.append(delta.content)
                     on_text(delta.content)
+                reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                if isinstance(reasoning, str) and reasoning:  # compatible servers' field (vLLM, Ollama, …)
+                    on_thinking(reasoning)
                 for part in delta.tool_calls or ():
                     call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
                     call["id"] = part.id or call["id"]

@@ -46,6 +46,8 @@ class _ScriptUsage(BaseModel):
 class _ScriptTurn(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     text: str = ""
+    #: streamed as the model's thinking before the text
+    thinking: str = ""
     tool_calls: list[_ScriptCall] = Field(default_factory=list, alias="toolCalls")
     #: reported as if the provider had sent it
     usage: _ScriptUsage | None = None
@@ -119,7 +121,11 @@ class ScriptedModel:
         self.cursor = cursor
 
     async def complete(
-        self, request: ModelRequest, on_text: Callable[[str], None], on_notice: Callable[[str], None] = no_notice
+        self,
+        request: ModelRequest,
+        on_text: Callable[[str], None],
+        on_notice: Callable[[str], None] = no_notice,
+        on_thinking: Callable[[str], None] = no_notice,
     ) -> ModelReply:
         if self.script is None:
             await _stream(NOT_CONFIGURED, on_text)
@@ -130,6 +136,7 @@ class ScriptedModel:
             return ModelReply(SCRIPT_FINISHED)
         turn = script.turns[self.cursor.position]
         self.cursor.position += 1
+        await _stream(turn.thinking, on_thinking)
         await _stream(turn.text, on_text)
         calls = tuple(ToolCallRequest(self.cursor.next_id(), c.name, dict(c.arguments)) for c in turn.tool_calls)
         usage = Usage(**turn.usage.model_dump()) if turn.usage else None

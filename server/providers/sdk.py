@@ -127,14 +127,18 @@ class SdkModel:
         self._client: Any = None
 
     async def complete(
-        self, request: ModelRequest, on_text: Callable[[str], None], on_notice: Callable[[str], None] = no_notice
+        self,
+        request: ModelRequest,
+        on_text: Callable[[str], None],
+        on_notice: Callable[[str], None] = no_notice,
+        on_thinking: Callable[[str], None] = no_notice,
     ) -> ModelReply:
         """Ask, and ask again while the server refuses for now (see NotNow): at most `retries`
         times, waiting at most `retry_wait` seconds in all; every wait is told through `on_notice`."""
         attempt, waited = 1, 0.0
         while True:
             try:
-                return await self.ask_once(request, on_text)
+                return await self.ask_once(request, on_text, on_thinking)
             except NotNow as refused:
                 if attempt > self.limits.retries:
                     raise self.error(self._gave_up(attempt, f"(maxRetries {self.limits.retries})", refused)) from None
@@ -152,8 +156,11 @@ class SdkModel:
                 await anyio.sleep(delay)
                 attempt, waited = attempt + 1, waited + delay
 
-    async def ask_once(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelReply:
-        """One request, streamed (each provider's own)."""
+    async def ask_once(
+        self, request: ModelRequest, on_text: Callable[[str], None], on_thinking: Callable[[str], None] = no_notice
+    ) -> ModelReply:
+        """One request, streamed (each provider's own): the visible text to `on_text`, the
+        model's thinking to `on_thinking`."""
         raise NotImplementedError
 
     @staticmethod

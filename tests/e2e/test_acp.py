@@ -656,3 +656,11 @@ async def test_mode_files_are_read_again_their_problems_told_and_the_options_lis
     assert await bare.prompt(sid, "again") == "end_turn"
     [update] = bare.client.of(sid, "config_option_update")
     assert [o.value for o in update.config_options[0].options][-1] == "reviewer"
+
+
+async def test_the_models_thinking_streams_as_thought_chunks(bare, tmp_path):
+    ws = workspace_with(tmp_path / "ws", [{"thinking": "The user wants a greeting.", "text": "Hello."}])
+    sid = (await bare.new(ws)).session_id
+    assert await bare.prompt(sid, "hi") == "end_turn"
+    assert bare.client.text(sid, "agent_thought_chunk") == "The user wants a greeting."
+    assert bare.client.text(sid) == "Hello."  # the thinking is not the answer

@@ -11,6 +11,7 @@
 export type Update =
   | TurnStarted
   | MessageDelta
+  | ThinkingDelta
   | MessageUpdate
   | ToolCallUpdate
   | ModeChanged
@@ -86,6 +87,7 @@ export interface ModusProtocol {
   State?: State;
   TaskInfo?: TaskInfo;
   TaskModel?: TaskModel;
+  ThinkingDelta?: ThinkingDelta;
   Todo?: Todo;
   TodosGetParams?: TodosGetParams;
   TodosGetResult?: TodosGetResult;
@@ -749,6 +751,20 @@ export interface TaskModel {
   provider: string;
   reasoningEffort: string | null;
   thinkingBudgetTokens: number | null;
+}
+/**
+ * The model's thinking (reasoning), streamed as it comes; not part of the conversation.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ThinkingDelta".
+ */
+export interface ThinkingDelta {
+  agent?: string;
+  conversationId: string;
+  kind: 'thinking_delta';
+  taskId?: string;
+  text: string;
+  turnId: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
