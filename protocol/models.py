@@ -161,6 +161,8 @@ class Settings(Input):
     max_retry_wait_seconds: float = Field(default=60.0, ge=0)
     max_consecutive_mistakes: int = Field(default=3, ge=1)
     max_requests_per_turn: int = Field(default=50, ge=1)
+    #: Start every MCP server when the session starts (by default each starts when first used).
+    mcp_start_at_launch: bool = False
 
 
 # ---------------------------------------------------------------- requests, client -> server

@@ -119,7 +119,9 @@ class ConversationRuntime:
 
 
 class Session:
-    def __init__(self, *, workspace: Workspace, host: Host, settings: Settings, global_modes: Path | None = None):
+    def __init__(
+        self, *, workspace: Workspace, host: Host, settings: Settings, global_modes: Path | None = None, global_mcp: Path | None = None
+    ):
         self.workspace = workspace
         self.host = host
         self.settings = settings
@@ -148,6 +150,10 @@ class Session:
         self.agents: list[AgentConfig] = list(settings.agents)
         self._from_workspace: set[str] = set()
         self._agents_diagnosed = False
+        from ..mcp import McpHub, global_mcp_path
+
+        #: the MCP servers: the workspace's files and the global one (read by refresh())
+        self.mcp = McpHub(workspace.root, global_mcp or global_mcp_path(global_modes), host, self.store, self._mcp_changed)
         # back where the workspace was: each agent's mode (read when first used), the phase, the conversation
         self._agent_modes: dict[str, str] = {}
         self.phase = self.store.get_meta("phase", "act") or "act"
@@ -216,7 +222,9 @@ class Session:
 
     def stale(self) -> bool:
         """Whether refresh() has anything to read again (a few stat calls)."""
-        return not self._refreshed or self.rules.changed() or bool(self.modes.stale()) or self.agents_file.stale()
+        return (
+            not self._refreshed or self.rules.changed() or bool(self.modes.stale()) or self.agents_file.stale() or self.mcp.stale()
+        )
 
     async def refresh(self) -> None:
         """Read again what the repository holds and has changed since (mode files, rules): off
@@ -238,6 +246,7 @@ class Session:
                 if rules.files != self.rules.files:
                     self.generation += 1  # tasks get the new rules in their prompt
                 self.rules = rules
+            await self.mcp.refresh()
             self._refreshed = True
 
     @asynccontextmanager
@@ -246,12 +255,16 @@ class Session:
         await self.refresh()
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self.mcp.attach(tg)  # the MCP servers' lives end with the session: no process outlives it
+            if self.settings.mcp_start_at_launch:
+                self.mcp.start_all()
             if self._started is not None:
                 self._started.set()
             try:
                 yield self
             finally:
                 tg.cancel_scope.cancel()
+        self.mcp.attach(None)
         self._tg = None
         self._conversations.clear()
 
@@ -444,6 +457,31 @@ class Session:
         remaining = self._settle_until - anyio.current_time()
         if remaining > 0:
             await anyio.sleep(remaining)
+
+    # ------------------------------------------------------------ MCP servers
+
+    def _mcp_changed(self) -> None:
+        """A server started, stopped or changed its tools: tasks rebuild their prompt, the client is told."""
+        self.generation += 1
+        self.host.publish(protocol.McpChanged(conversation_id=self.conversation_id, servers=self.mcp.info()))
+
+    async def mcp_ready(self, agent: str) -> None:
+        """Before a model request: the servers the agent's mode may use are started (the first
+        time) and their tools known, so that the prompt lists them."""
+        group = self.mode_of(agent).group("mcp")
+        if group is not None and self.mcp.configured:
+            await self.mcp.ensure(group.servers)
+
+    def mcp_list(self) -> protocol.McpListResult:
+        return protocol.McpListResult(servers=self.mcp.info())
+
+    async def mcp_restart(self, name: str | None) -> protocol.McpListResult:
+        """`modus.mcp.restart [name]`: stop the server (all of them) and start it again."""
+        if name is not None and name not in self.mcp.servers:
+            configured = ", ".join(self.mcp.servers) or "none"
+            raise BadRequest(f"name: no MCP server named '{name}' is configured. Configured servers: {configured}")
+        await self.mcp.restart(name)
+        return self.mcp_list()
 
     # ------------------------------------------------------------ requests
 

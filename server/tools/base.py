@@ -60,6 +60,8 @@ class Prepared:
     detail: str = ""
     #: Extra fields of the approval request (switch_mode: from, to, reason).
     approval_fields: dict[str, Any] = field(default_factory=dict)
+    #: Approved in advance by what configures it (an MCP tool its server's alwaysAllow lists).
+    preapproved: bool = False
 
 
 @dataclass

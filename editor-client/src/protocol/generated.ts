@@ -571,6 +571,7 @@ export interface Settings {
   maxRequestsPerTurn?: number;
   maxRetries?: number;
   maxRetryWaitSeconds?: number;
+  mcpStartAtLaunch?: boolean;
   members?: Member[];
   modeSwitchDelayMs?: number;
   modelFirstByteTimeoutSeconds?: number;
