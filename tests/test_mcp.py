@@ -205,6 +205,79 @@ async def test_auto_approve_mcp_skips_the_question(tmp_path, web):
     assert result.error is None and host.approvals == []
 
 
+# ================================================================ per mode
+
+DOCS_ONLY = (
+    "customModes:\n  - slug: docs-only\n    name: Docs only\n    roleDefinition: You answer from the docs.\n"
+    "    groups: [read, [mcp, {servers: [docs]}]]\n"
+)
+
+
+async def test_a_mode_reaches_only_its_servers_in_the_gate_and_in_the_prompt(tmp_path, web):
+    host = MemoryHost()
+    async with session_with(tmp_path, {"docs": {"url": web}, "web": {"url": web}}, host=host, modes=DOCS_ONLY) as session:
+        session.switch_mode("docs-only", by="user")
+        refused = await use(session, "web", "echo", {"text": "x"})
+        resource = await call_tool(session, "access_mcp_resource", server_name="web", uri="notes://readme")
+        web_state = state(session, "web")
+        await session.mcp_ready("modus")  # what a turn does first: the mode's servers are started
+        started = {name: state(session, name) for name in ("docs", "web")}
+        allowed = await use(session, "docs", "echo", {"text": "x"})
+        docs_prompt = session.prompt(PromptGetParams()).sections[1].text
+        docs_tools = [t.name for t in session.task_for("modus").tool_schemas]
+        await session.mcp.ensure()
+        code_prompt = session.prompt(PromptGetParams(mode="code")).sections[1].text
+    message = "The MCP server 'web' is not allowed in docs-only mode. Its MCP servers: docs."
+    assert (refused.error.type, refused.text) == ("ToolNotAllowed", message)
+    assert (resource.error.type, resource.text) == ("ToolNotAllowed", message)
+    assert web_state == "idle" and [a.kind for a in host.approvals] == ["tool"]  # refused before anything was asked or started
+    assert started == {"docs": "connected", "web": "idle"}
+    assert allowed.error is None and allowed.text == "web says: x"  # (docs is the same server under another name)
+    assert "## docs (connected)" in docs_prompt and "### echo (natively mcp__docs__echo)" in docs_prompt
+    assert "## web" not in docs_prompt and "mcp__web__" not in docs_prompt
+    assert "mcp__docs__echo" in docs_tools and not any(n.startswith("mcp__web__") for n in docs_tools)
+    assert "## docs (connected)" in code_prompt and "## web (connected)" in code_prompt
+
+
+async def test_a_turn_starts_its_servers_and_a_native_call_is_use_mcp_tool(tmp_path, web):
+    native = {"toolCalls": [{"name": "mcp__web__add", "arguments": {"a": 20, "b": 22}}]}
+    host = MemoryHost()
+    async with session_with(tmp_path, {"web": {"url": web}}, host=host, turns=[native, {"text": "42 it is"}]) as session:
+        outcome = await chat(session, "add them")
+        task = session.task_for("modus")
+        schemas = {s.name: s for s in task.tool_schemas}
+        history = session.history(session.conversation_id).messages
+    assert outcome == "completed"
+    calls = [(u.name, u.status, u.params, u.result) for u in host.of_kind("tool_call")]
+    routed = {"server_name": "web", "tool_name": "add", "arguments": {"a": 20, "b": 22}}
+    assert calls == [("use_mcp_tool", "pending", routed, None), ("use_mcp_tool", "running", routed, None), ("use_mcp_tool", "completed", routed, "42")]
+    assert schemas["mcp__web__add"].parameters["required"] == ["a", "b"]
+    assert schemas["mcp__web__add"].description == "Add two integers.\n(The tool 'add' of the MCP server 'web'.)"
+    assert "## web (connected)" in task.prompt.text
+    [result] = [m for m in history if m.role == "tool"]
+    assert result.text == "42" and result.metadata["toolCallId"] == history[1].metadata["toolCalls"][0]["id"]
+
+
+def test_native_names_fit_every_provider():
+    from server.mcp.hub import McpHub, Server
+    from server.mcp.config import ConfigFile, ServerConfig
+
+    hub = McpHub(Path("/ws"), Path("/g/mcp.json"), MemoryHost(), None, lambda: None)
+    file = ConfigFile(Path("/g/mcp.json"), "global")
+    for name, tools in (("git hub", ["search.code", "x" * 80]), ("a", ["b__c"]), ("a__b", ["c"])):
+        server = hub.servers[name] = Server(ServerConfig(name, file))
+        server.tools = {t: None for t in tools}
+    hub._name_tools()
+    names = {pair: native for native, pair in hub.native.items()}
+    assert names[("git hub", "search.code")] == "mcp__git_hub__search_code"
+    assert names[("a", "b__c")] == "mcp__a__b__c"
+    long, clash = names[("git hub", "x" * 80)], names[("a__b", "c")]
+    assert len(long) == 64 and long.startswith("mcp__git_hub__xxx")
+    assert clash != "mcp__a__b__c" and clash.startswith("mcp__a__b__c_") and len(clash) == len("mcp__a__b__c_") + 8
+    assert all(len(n) <= 64 and all(ch.isalnum() or ch in "_-" for ch in n) for n in hub.native)
+    assert hub.route("mcp__a__b__c") == ("a", "b__c") and hub.route(clash) == ("a__b", "c") and hub.route("read_file") is None
+
+
 async def test_the_older_sse_transport(tmp_path):
     process, url = serve("old", "sse")
     try:

@@ -351,10 +351,13 @@ class Session:
 
     def _prompt_context(self, mode: Mode, phase: str, agent: str) -> PromptContext:
         config = self.agent(agent)
+        tools = enabled_tools(mode, phase, self.settings.yolo, handoffs=len(self.agents) > 1)
+        mcp = mode.group("mcp")
         return PromptContext(
             mode=mode,
             phase=phase,
-            tools=enabled_tools(mode, phase, self.settings.yolo, handoffs=len(self.agents) > 1),
+            tools=tools,
+            mcp=self.mcp.views(mcp.servers) if mcp is not None and "use_mcp_tool" in tools else (),
             modes=self.modes.modes,
             workspace=self.workspace.root,
             yolo=self.settings.yolo,
