@@ -13,6 +13,7 @@ from .names import (
     CHAT_LIST,
     CHAT_OPEN,
     CHAT_SEND,
+    MCP_LIST,
     MODES_LIST,
     MODES_SWITCH,
     PHASE_SET,
@@ -58,4 +59,5 @@ REQUESTS: dict[str, Request] = {
     PLAN_REJECT: Request("PlanDecisionParams", "State"),
     TODOS_GET: Request("TodosGetParams", "TodosGetResult"),
     AGENTS_LIST: Request("EmptyParams", "AgentsListResult"),
+    MCP_LIST: Request("EmptyParams", "McpListResult"),
 }
