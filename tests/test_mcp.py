@@ -87,6 +87,22 @@ def state(session: Session, name: str) -> str:
     return session.mcp.servers[name].state
 
 
+def test_a_workspace_without_mcp_settings_loads_nothing_of_mcp(tmp_path):
+    """No settings file: start-up pays for a few stat calls, not for the MCP code."""
+    probe = (
+        "import sys, anyio; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
+        "from helpers import make_session; from protocol import PromptGetParams;"
+        "session = make_session(Path(sys.argv[2]));"
+        "anyio.run(session.refresh); session.state(); session.prompt(PromptGetParams()); session.close();"
+        "print(sorted(m for m in sys.modules if m.startswith(('server.mcp.', 'mcp', 'jsonschema', 'httpx2'))))"
+    )
+    root = tmp_path / "ws"
+    root.mkdir()
+    here = Path(__file__).parent
+    out = subprocess.run([sys.executable, "-c", probe, str(here), str(root)], capture_output=True, text=True, check=True, cwd=here.parent)
+    assert out.stdout.strip() == "[]"
+
+
 # ================================================================ streamable HTTP: listing, calls, results
 
 

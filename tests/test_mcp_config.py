@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from server.mcp.config import ConfigFile, ServerConfig, config_files, global_mcp_path, load_file, merge, parse_file
+from server.mcp import global_mcp_path
+from server.mcp.config import ConfigFile, ServerConfig, config_files, load_file, merge, parse_file
 
 WS = ConfigFile(Path("/ws/.modus/mcp.json"), "workspace")
 

@@ -213,7 +213,7 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
 
 async def _run_call(turn: Turn, call: ToolCallRequest):
     session = turn.session
-    routed = session.mcp.route(call.name) if call.name not in TOOLS else None
+    routed = session.mcp_route(call.name) if call.name not in TOOLS else None
     if routed is not None:  # a native call of an MCP tool (mcp__<server>__<tool>) is use_mcp_tool
         native, call = call, ToolCallRequest(call.id, "use_mcp_tool", {"server_name": routed[0], "tool_name": routed[1], "arguments": call.arguments})
         turn.open_calls = [call if c is native else c for c in turn.open_calls]

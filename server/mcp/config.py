@@ -18,13 +18,13 @@ Keys this file does not know (other tools' own settings) are left alone.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from ..untrusted import Refused, Signature, read_text, signature
+from . import config_paths, global_mcp_path
 
 #: An MCP settings file larger than this is not read.
 MAX_FILE_BYTES = 256 * 1024
@@ -48,12 +48,8 @@ class ConfigFile(NamedTuple):
 
 def config_files(workspace: Path, global_path: Path) -> tuple[ConfigFile, ...]:
     """The MCP settings files, highest precedence first."""
-    return (
-        ConfigFile(workspace / ".modus" / "mcp.json", "workspace"),
-        ConfigFile(workspace / ".roo" / "mcp.json", "workspace"),
-        ConfigFile(workspace / ".mcp.json", "workspace"),
-        ConfigFile(global_path, "global"),
-    )
+    *ours, users = config_paths(workspace, global_path)
+    return (*(ConfigFile(path, "workspace") for path in ours), ConfigFile(users, "global"))
 
 
 @dataclass(frozen=True)
@@ -81,6 +77,8 @@ class ServerConfig:
     def fingerprint(self) -> str:
         """What the server is: the command line, its environment and folder, or the address and
         headers. An approval is for one fingerprint; a changed command asks again."""
+        import hashlib
+
         what = [self.transport, self.command, list(self.args), sorted(self.env), self.cwd, self.url, sorted(self.headers)]
         return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:32]
 
@@ -243,13 +241,6 @@ def _timeout(entry: dict, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT:
         raise _Bad(f"{key}.timeout: must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, got {json.dumps(value)}")
     return float(value)
-
-
-def global_mcp_path(global_modes: Path | None = None) -> Path:
-    """`mcp.json` beside the global modes file (`$XDG_CONFIG_HOME/modus/`)."""
-    from ..modes import global_modes_path
-
-    return (global_modes or global_modes_path()).parent / "mcp.json"
 
 
 __all__ = ["ConfigFile", "Loaded", "ServerConfig", "config_files", "global_mcp_path", "load_file", "merge", "parse_file"]

@@ -18,7 +18,6 @@ Each change of state is published (`mcp_changed`) and makes the tasks rebuild th
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from pathlib import Path
@@ -468,6 +467,8 @@ class McpHub:
     def _name_tools(self) -> None:
         """Native names, `mcp__<server>__<tool>` as Claude Code writes them, in the characters and
         length every provider takes; one too long or taken gets a short hash of its own."""
+        import hashlib
+
         native: dict[str, tuple[str, str]] = {}
         for s in self.servers.values():
             for tool in s.tools:
