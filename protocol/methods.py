@@ -17,6 +17,7 @@ from .names import (
     CHAT_LIST,
     CHAT_OPEN,
     CHAT_SEND,
+    MCP_LIST,
     MODES_LIST,
     MODES_SWITCH,
     PHASE_SET,
@@ -66,4 +67,5 @@ REQUESTS: dict[str, Request] = {
     CHECKPOINTS_LIST: Request("CheckpointsListParams", "CheckpointsListResult"),
     CHECKPOINTS_DIFF: Request("CheckpointParams", "CheckpointsDiffResult"),
     CHECKPOINTS_RESTORE: Request("CheckpointsRestoreParams", "CheckpointsRestoreResult"),
+    MCP_LIST: Request("EmptyParams", "McpListResult"),
 }

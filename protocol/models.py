@@ -192,6 +192,8 @@ class Settings(Input):
     max_requests_per_turn: int = Field(default=50, ge=1)
     #: a checkpoint of the workspace's files before each edit or command, and at each turn's start
     checkpoints: bool = True
+    #: Start every MCP server when the session starts (by default each starts when first used).
+    mcp_start_at_launch: bool = False
 
 
 # ---------------------------------------------------------------- requests, client -> server

@@ -52,8 +52,37 @@ def render(root: Path, mode: Mode, phase: str, yolo: bool, agents: bool) -> str:
 
 @pytest.mark.parametrize("mode, phase, yolo, agents", CASES, ids=[snapshot_name(*case)[:-3] for case in CASES])
 def test_the_prompt_matches_its_snapshot(tmp_path, request, mode, phase, yolo, agents):
-    path = SNAPSHOTS / snapshot_name(mode, phase, yolo, agents)
-    actual = render(tmp_path, mode, phase, yolo, agents)
+    compare(request, SNAPSHOTS / snapshot_name(mode, phase, yolo, agents), render(tmp_path, mode, phase, yolo, agents))
+
+
+CODE = BUILTIN_MODES[0]
+#: The MCP case: code, ACT, with a connected server (two tools, a resource) and one the user refused.
+MCP_SNAPSHOT = "code-act-mcp.md"
+
+
+def test_the_prompt_with_mcp_servers_matches_its_snapshot(tmp_path, request):
+    from server.mcp import McpServerView, McpToolView
+
+    schema = {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["query"]}
+    servers = (
+        McpServerView(
+            "docs",
+            "connected",
+            None,
+            (McpToolView("search", "Search the documentation.", schema, "mcp__docs__search"), McpToolView("version", "", {"type": "object"}, "mcp__docs__version")),
+            (("docs://index", "index"), ("docs://changelog", None)),
+        ),
+        McpServerView("repo", "disabled", "Not started: the user did not allow it (/workspace/.modus/mcp.json).", (), ()),
+    )
+    session = make_session(tmp_path)
+    try:
+        context = dataclasses.replace(session._prompt_context(CODE, "act", "modus"), mcp=servers, **PINNED)
+    finally:
+        session.close()
+    compare(request, SNAPSHOTS / MCP_SNAPSHOT, build_prompt(context).text + "\n")
+
+
+def compare(request, path: Path, actual: str) -> None:
     if request.config.getoption("--update-snapshots"):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(actual, encoding="utf-8")
@@ -68,22 +97,19 @@ def test_the_prompt_matches_its_snapshot(tmp_path, request, mode, phase, yolo, a
 
 
 def test_there_is_one_snapshot_per_case(request):
-    expected = {snapshot_name(*case) for case in CASES}
+    expected = {snapshot_name(*case) for case in CASES} | {MCP_SNAPSHOT}
     stray = {p.name for p in SNAPSHOTS.glob("*.md")} - expected
     if request.config.getoption("--update-snapshots"):
         for name in stray:
             (SNAPSHOTS / name).unlink()
         return
     assert not stray, f"snapshots of no case: {sorted(stray)}; `{REGENERATE}` removes them"
-    assert len(expected) == 21
+    assert len(expected) == 22
 
 
 def sections(root: Path, mode: Mode, phase: str, yolo: bool) -> list[str]:
     """[system prompt, environment_details]"""
     return render(root, mode, phase, yolo, False).split(SEPARATOR)
-
-
-CODE = BUILTIN_MODES[0]
 
 
 @pytest.mark.parametrize("phase", ["plan", "act"])

@@ -142,6 +142,7 @@ async def run_loop(turn: Turn) -> tuple[str, str | None]:
         requests += 1
         if turn.session.stale():
             await turn.session.refresh()
+        await turn.session.mcp_ready(turn.agent)
         task = turn.session.task_for(turn.agent, turn.conversation_id)
         calls = await _ask_model(turn, task)
         if not calls:
@@ -231,6 +232,10 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
 
 async def _run_call(turn: Turn, call: ToolCallRequest):
     session = turn.session
+    routed = session.mcp_route(call.name) if call.name not in TOOLS else None
+    if routed is not None:  # a native call of an MCP tool (mcp__<server>__<tool>) is use_mcp_tool
+        native, call = call, ToolCallRequest(call.id, "use_mcp_tool", {"server_name": routed[0], "tool_name": routed[1], "arguments": call.arguments})
+        turn.open_calls = [call if c is native else c for c in turn.open_calls]
     base = dict(turn_id=turn.turn_id, tool_call_id=call.id, name=call.name, params=call.arguments)
     turn.publish(ToolCallUpdate, status="pending", **base)
     task = session.task_for(turn.agent, turn.conversation_id)

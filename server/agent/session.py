@@ -7,6 +7,7 @@ its own cancel scope, so nothing outlives its owner and `modus/chat/cancel` reac
 from __future__ import annotations
 
 import logging
+import os
 from contextlib import asynccontextmanager
 from functools import cached_property
 from pathlib import Path
@@ -39,6 +40,7 @@ from .task import Task, build_task, enabled_tools
 if TYPE_CHECKING:
     from ..agents import Chain, WakePolicy
     from ..providers.base import Usage as ModelUsage
+    from ..mcp import McpHub
     from ..plan.planner import Planner
     from ..state import StateStore
     from protocol import AgentsListResult, ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
@@ -126,7 +128,14 @@ class ConversationRuntime:
 
 class Session:
     def __init__(
-        self, *, workspace: Workspace, host: Host, settings: Settings, global_modes: Path | None = None, close_interrupted: bool = True
+        self,
+        *,
+        workspace: Workspace,
+        host: Host,
+        settings: Settings,
+        global_modes: Path | None = None,
+        global_mcp: Path | None = None,
+        close_interrupted: bool = True,
     ):
         """`close_interrupted`: close the turns the store has as running (Modus stopped during them);
         False when another Session of this process has the workspace open (they are its turns)."""
@@ -165,6 +174,11 @@ class Session:
         self.agents: list[AgentConfig] = list(self.settings.agents)
         self._from_workspace: set[str] = set()
         self._agents_diagnosed = False
+        from ..mcp import config_paths, global_mcp_path
+
+        # the MCP settings files, looked for by refresh(); the servers' hub is made once one exists
+        self._mcp_paths = config_paths(workspace.root, global_mcp or global_mcp_path(global_modes))
+        self._mcp: McpHub | None = None
         # back where the workspace was: each agent's mode (read when first used), the phase, the conversation
         self._agent_modes: dict[str, str] = {}
         self.phase = self.store.get_meta("phase", "act") or "act"
@@ -241,6 +255,7 @@ class Session:
             or bool(self.modes.stale())
             or self.agents_file.stale()
             or self.layers.stale()
+            or self._mcp_stale()
         )
 
     async def refresh(self) -> None:
@@ -269,6 +284,8 @@ class Session:
                 if rules.files != self.rules.files:
                     self.generation += 1  # tasks get the new rules in their prompt
                 self.rules = rules
+            if self._mcp_stale():
+                await self.mcp.refresh()
             self._refreshed = True
 
     @asynccontextmanager
@@ -277,12 +294,18 @@ class Session:
         await self.refresh()
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            if self._mcp is not None:
+                self._mcp.attach(tg)  # the MCP servers' lives end with the session: no process outlives it
+                if self.settings.mcp_start_at_launch:
+                    self._mcp.start_all()
             if self._started is not None:
                 self._started.set()
             try:
                 yield self
             finally:
                 tg.cancel_scope.cancel()
+        if self._mcp is not None:
+            self._mcp.attach(None)
         self._tg = None
         self._conversations.clear()
 
@@ -399,10 +422,13 @@ class Session:
 
     def _prompt_context(self, mode: Mode, phase: str, agent: str) -> PromptContext:
         config = self.agent(agent)
+        tools = enabled_tools(mode, phase, self.settings.yolo, handoffs=len(self.agents) > 1)
+        mcp = mode.group("mcp")
         return PromptContext(
             mode=mode,
             phase=phase,
-            tools=enabled_tools(mode, phase, self.settings.yolo, handoffs=len(self.agents) > 1),
+            tools=tools,
+            mcp=self._mcp.views(mcp.servers) if self._mcp is not None and mcp is not None and "use_mcp_tool" in tools else (),
             modes=self.modes.modes,
             workspace=self.workspace.root,
             yolo=self.settings.yolo,
@@ -505,6 +531,49 @@ class Session:
         remaining = self._settle_until - anyio.current_time()
         if remaining > 0:
             await anyio.sleep(remaining)
+
+    # ------------------------------------------------------------ MCP servers
+
+    @property
+    def mcp(self) -> McpHub:
+        """The MCP servers, made when first needed: a workspace without MCP settings never loads them."""
+        if self._mcp is None:
+            from ..mcp.hub import McpHub
+
+            self._mcp = McpHub(self.workspace.root, self._mcp_paths[-1], self.host, self.store, self._mcp_changed)
+            self._mcp.attach(self._tg)
+        return self._mcp
+
+    def _mcp_stale(self) -> bool:
+        """Whether the MCP settings files are to be read (again): a few stat calls."""
+        return self._mcp.stale() if self._mcp is not None else any(os.path.exists(p) for p in self._mcp_paths)
+
+    def mcp_route(self, name: str) -> tuple[str, str] | None:
+        """(server, tool) of a native MCP tool name, None if it is none."""
+        return self._mcp.route(name) if self._mcp is not None else None
+
+    def _mcp_changed(self) -> None:
+        """A server started, stopped or changed its tools: tasks rebuild their prompt, the client is told."""
+        self.generation += 1
+        self.host.publish(protocol.McpChanged(conversation_id=self.conversation_id, servers=self.mcp.info()))
+
+    async def mcp_ready(self, agent: str) -> None:
+        """Before a model request: the servers the agent's mode may use are started (the first
+        time) and their tools known, so that the prompt lists them."""
+        group = self.mode_of(agent).group("mcp")
+        if group is not None and self._mcp is not None and self._mcp.configured:
+            await self._mcp.ensure(group.servers)
+
+    def mcp_list(self) -> protocol.McpListResult:
+        return protocol.McpListResult(servers=self.mcp.info())
+
+    async def mcp_restart(self, name: str | None) -> protocol.McpListResult:
+        """`modus.mcp.restart [name]`: stop the server (all of them) and start it again."""
+        if name is not None and name not in self.mcp.servers:
+            configured = ", ".join(self.mcp.servers) or "none"
+            raise BadRequest(f"name: no MCP server named '{name}' is configured. Configured servers: {configured}")
+        await self.mcp.restart(name)
+        return self.mcp_list()
 
     # ------------------------------------------------------------ requests
 

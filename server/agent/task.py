@@ -40,8 +40,15 @@ class Task:
 
     @cached_property
     def tool_schemas(self) -> tuple[ToolSchema, ...]:
-        """The enabled tools as the model is told of them, in the registry's order."""
-        return tuple(ToolSchema(t.name, t.description, params_schema(t.params)) for t in ordered_tools(self.tools))
+        """The enabled tools as the model is told of them, in the registry's order; then one per
+        tool of the MCP servers the mode may use (a native call of one is use_mcp_tool's)."""
+        schemas = [ToolSchema(t.name, t.description, params_schema(t.params)) for t in ordered_tools(self.tools)]
+        if "use_mcp_tool" in self.tools:
+            for server in self.context.mcp:
+                for tool in server.tools:
+                    what = f"(The tool '{tool.name}' of the MCP server '{server.name}'.)"
+                    schemas.append(ToolSchema(tool.native, f"{tool.description}\n{what}" if tool.description else what, tool.schema))
+        return tuple(schemas)
 
     def info(self) -> TaskInfo:
         c = self.model_config

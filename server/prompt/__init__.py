@@ -16,6 +16,7 @@ from ..modes import GROUP_TOOLS, Mode
 from .rules import RuleFile, Rules, load_rules
 
 if TYPE_CHECKING:
+    from ..mcp import McpServerView
     from ..tools import ToolSpec
 
 
@@ -46,6 +47,8 @@ class PromptContext:
     os_name: str = field(default_factory=lambda: f"{platform.system()} {platform.release()}")
     #: what execute_command runs commands with (not the user's login shell)
     shell: str = "/bin/sh"
+    #: The MCP servers the mode may use, with their tools once they are known (a snapshot).
+    mcp: tuple["McpServerView", ...] = ()
 
 
 class Section(NamedTuple):
@@ -104,7 +107,41 @@ def tool_use(ctx: PromptContext) -> str:
     ]
     for spec in ordered_tools(ctx.tools):
         lines.append(f"## {spec.name}({_params_line(spec)})\n{spec.description}")
+    if ctx.mcp and "use_mcp_tool" in ctx.tools:
+        lines += ["", *mcp_servers(ctx)]
     return "\n".join(lines)
+
+
+#: How each state of an MCP server reads in the prompt.
+_MCP_STATES = {
+    "connected": "connected",
+    "starting": "starting",
+    "idle": "not started yet",
+    "failed": "not available",
+    "disabled": "disabled",
+}
+
+
+def mcp_servers(ctx: PromptContext) -> list[str]:
+    """The MCP servers the mode may use, each connected one's tools with their input schemas."""
+    import json
+
+    lines = [
+        "# MCP servers",
+        "Call an MCP server's tool with use_mcp_tool (server_name, tool_name, and arguments: a JSON object that "
+        "matches the tool's input schema), or natively by the tool's mcp__ name when you call tools natively; "
+        "read a server's resource with access_mcp_resource (server_name, uri).",
+    ]
+    for server in ctx.mcp:
+        state = _MCP_STATES.get(server.state, server.state)
+        note = f": {server.note.splitlines()[0][:200]}" if server.note and server.state != "connected" else ""
+        lines += ["", f"## {server.name} ({state}{note})"]
+        for tool in server.tools:
+            lines.append(f"### {tool.name} (natively {tool.native})" + (f"\n{tool.description}" if tool.description else ""))
+            lines.append(f"Input schema: {json.dumps(tool.schema, ensure_ascii=False, separators=(',', ':'))}")
+        if server.resources:
+            lines.append("Resources: " + ", ".join(f"{uri} ({name})" if name else uri for uri, name in server.resources))
+    return lines
 
 
 #: How PLAN MODE ends, without yolo and with it.

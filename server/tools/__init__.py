@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from . import agents, command, edits, files, flow, plan, todos
+from . import agents, command, edits, files, flow, mcp, plan, todos
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 from .gate import STAGES, ToolResult, run_tool
 
-TOOLS: dict[str, ToolSpec] = {spec.name: spec for module in (files, edits, command, flow, agents, plan, todos) for spec in module.TOOLS}
+TOOLS: dict[str, ToolSpec] = {spec.name: spec for module in (files, edits, command, flow, mcp, agents, plan, todos) for spec in module.TOOLS}
 
 __all__ = ["STAGES", "TOOLS", "Outcome", "Params", "Prepared", "ToolContext", "ToolResult", "ToolSpec", "run_tool"]

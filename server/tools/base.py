@@ -62,6 +62,8 @@ class Prepared:
     approval_fields: dict[str, Any] = field(default_factory=dict)
     #: What an edit writes, shown with its approval.
     changes: tuple["FileChange", ...] = ()
+    #: Approved in advance by what configures it (an MCP tool its server's alwaysAllow lists).
+    preapproved: bool = False
 
 
 @dataclass

@@ -180,22 +180,7 @@ async def _act_mode_respond(ctx: ToolContext, p: ActModeRespondParams, paths: li
     return Prepared(run)
 
 
-# ---------------------------------------------------------------- mcp, browser: no servers here
-
-
-class UseMcpToolParams(Params):
-    server_name: str
-    tool_name: str
-    arguments: dict[str, Any] | str | None = None
-
-
-class AccessMcpResourceParams(Params):
-    server_name: str
-    uri: str
-
-
-async def _no_mcp_server(ctx: ToolContext, p: Any, paths: list[WorkspacePath]) -> Prepared:
-    raise ToolError(f"No MCP server named '{p.server_name}' is connected to Modus.")
+# ---------------------------------------------------------------- browser: none here
 
 
 class BrowserActionParams(Params):
@@ -249,22 +234,6 @@ TOOLS = (
         "optional task_progress checklist). Never call it twice in a row: the second call is blocked.",
         ActModeRespondParams,
         _act_mode_respond,
-    ),
-    ToolSpec(
-        "use_mcp_tool",
-        "Call a tool of a connected MCP server.",
-        UseMcpToolParams,
-        _no_mcp_server,
-        group="mcp",
-        approval="mcp",
-    ),
-    ToolSpec(
-        "access_mcp_resource",
-        "Read a resource of a connected MCP server.",
-        AccessMcpResourceParams,
-        _no_mcp_server,
-        group="mcp",
-        approval="mcp",
     ),
     ToolSpec(
         "browser_action",

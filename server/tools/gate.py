@@ -89,6 +89,17 @@ async def mode_groups(run: GateRun) -> None:
     raise ToolNotAllowed(f'Tool "{run.call.name}" is not allowed in {task.mode.slug} mode.')
 
 
+async def mcp_servers(run: GateRun) -> None:
+    """An `[mcp, {servers: [...]}]` group limits the MCP servers the mode reaches."""
+    assert run.spec is not None
+    server = getattr(run.params, "server_name", None)
+    group = run.ctx.task.mode.group("mcp")
+    if run.spec.group != "mcp" or server is None or group is None or group.servers is None or server in group.servers:
+        return
+    allowed = ", ".join(group.servers) or "none"
+    raise ToolNotAllowed(f"The MCP server '{server}' is not allowed in {run.ctx.task.mode.slug} mode. Its MCP servers: {allowed}.")
+
+
 #: Tools that change the workspace or the world; refused while the phase is PLAN.
 def _writes(spec: ToolSpec) -> bool:
     return spec.edits or spec.group in ("command", "mcp", "browser")
@@ -169,7 +180,9 @@ async def preconditions(run: GateRun) -> None:
 async def approval(run: GateRun) -> None:
     assert run.spec is not None and run.prepared is not None and run.params is not None
     spec, ctx = run.spec, run.ctx
-    if spec.approval is None or await always.auto_approved(ctx.session.settings, ctx.task.mode.slug, spec.approval, run.params):
+    if spec.approval is None or run.prepared.preapproved:
+        return
+    if await always.auto_approved(ctx.session.settings, ctx.task.mode.slug, spec.approval, run.params):
         return
     offered = always.offered(ctx, spec, run.params)
     request = ApprovalRequest(
@@ -216,6 +229,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("known tool", known_tool),
     ("valid params", valid_params),
     ("allowed by the mode's groups", mode_groups),
+    ("allowed by the mode's MCP servers", mcp_servers),
     ("allowed by the phase and plan state", phase_and_plan),
     ("inside the workspace and allowed by the file rules", workspace_and_file_rules),
     ("inside the plan's scope", plan_scope),

@@ -699,6 +699,7 @@ export interface Settings {
   maxRequestsPerTurn?: number;
   maxRetries?: number;
   maxRetryWaitSeconds?: number;
+  mcpStartAtLaunch?: boolean;
   members?: Member[];
   modeSwitchDelayMs?: number;
   modelFirstByteTimeoutSeconds?: number;

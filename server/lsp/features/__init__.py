@@ -4,6 +4,6 @@
 repository's files read again when they changed); `requests.command` a `workspace/executeCommand`.
 """
 
-from . import chat, checkpoints, code_actions, modes, plan, todos, workspace
+from . import chat, checkpoints, code_actions, mcp, modes, plan, todos, workspace
 
-FEATURES = (workspace, chat, modes, plan, code_actions, todos, checkpoints)
+FEATURES = (workspace, chat, modes, plan, code_actions, todos, checkpoints, mcp)

@@ -1,0 +1,1 @@
+"""MCP servers for the tests, written with the official `mcp` SDK and run as real processes."""
