@@ -226,9 +226,9 @@ describe('protocol layer against the real server', () => {
     });
   });
 
-  it('mcpList answers null when the server has no modus/mcp/list', async () => {
+  it('mcpList answers the MCP servers: none configured here', async () => {
     const s = await start();
-    assert.equal(await s.api.mcpList(), null);
+    assert.deepEqual(await s.api.mcpList(), { servers: [] });
   });
 
   it('cancels a conversation', async () => {

@@ -32,6 +32,8 @@ export interface WorkbenchOptions {
   settings?: Record<string, unknown>;
   /** files of the workspace */
   files?: Record<string, string>;
+  /** files under $XDG_CONFIG_HOME (e.g. `modus/mcp.json`, the global MCP servers) */
+  config?: Record<string, string>;
   viewport?: { width: number; height: number };
 }
 
@@ -79,6 +81,10 @@ export class Workbench {
   async start(): Promise<this> {
     mkdirSync(this.workspace, { recursive: true });
     mkdirSync(this.configHome, { recursive: true });
+    for (const [path, text] of Object.entries(this.options.config ?? {})) {
+      mkdirSync(join(this.configHome, path, '..'), { recursive: true });
+      writeFileSync(join(this.configHome, path), text);
+    }
     for (const [path, text] of Object.entries(this.options.files ?? {})) {
       mkdirSync(join(this.workspace, path, '..'), { recursive: true });
       writeFileSync(join(this.workspace, path), text);
