@@ -142,11 +142,8 @@ class ModusAgent:
         host.session = session
         session.modes.on_change = host.modes_changed  # the first read is on its way
         opened = AcpSession(sid, session, host, tr.mcp_servers(mcp_servers))
-        if opened.mcp_servers:
-            log.warning(
-                "session %s: the client gave the MCP servers %s; this Modus has no MCP client yet: they are recorded, not started",
-                sid, ", ".join(opened.mcp_servers),
-            )
+        if opened.mcp_servers:  # added to the configured ones (the files win by name)
+            session.mcp.add_client_servers(opened.mcp_servers)
         ready = anyio.Event()
         failed: list[str] = []
 

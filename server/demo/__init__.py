@@ -8,6 +8,7 @@ Nothing is left behind.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 import subprocess
@@ -28,6 +29,7 @@ from ..lsp.server import converter
 SCRIPT = Path(__file__).with_name("script.yaml")
 REQUEST = "Build a tiny greeting app: design it first, then write the code."
 PLAN_REQUEST = "Add a --shout option that prints the greeting in capitals."
+MCP_REQUEST = "How does --shout work? Check the Python docs."
 WIDTH = 100
 
 
@@ -85,6 +87,7 @@ class DemoEditor:
         self.client = LanguageClient("modus-demo", "1", converter_factory=converter)
         self.turn_done = asyncio.Event()
         self.streamed: list[str] = []
+        self.mcp_answers: list[str] = []
         handlers = {
             methods.UPDATE: self.on_update,
             methods.APPROVAL: self.on_approval,
@@ -122,6 +125,8 @@ class DemoEditor:
             pass  # its response came as the assistant's message
         elif kind == "tool_call" and u["status"] == "completed":
             result = u.get("result", "")
+            if u["name"] == "use_mcp_tool":
+                self.mcp_answers.append(result)
             note("✓", f"{u['name']}: {result}")
         elif kind == "tool_call" and u["status"] == "failed":
             error = u["error"]
@@ -140,6 +145,8 @@ class DemoEditor:
             detail = f"({len(detail.splitlines())} lines of diff)"
         elif request["kind"] == "plan":
             detail = f"(the plan, {len(detail.splitlines())} lines of markdown)"
+        elif request["kind"] == "mcp_server":
+            detail = ""  # the title names the server, its command and the file
         note("?", f"approval asked: {request['title']} {detail}".rstrip())
         note(" ", "→ the demo user clicks Approve")
         return {"decision": "approve"}
@@ -161,6 +168,10 @@ class DemoEditor:
 
 async def run(workspace: Path) -> int:
     shutil.copy(SCRIPT, workspace / "script.yaml")
+    # the repository's MCP server (asked for once): the demo's bundled docs lookup
+    (workspace / ".modus").mkdir()
+    docs = {"command": sys.executable, "args": ["-m", "server.demo.docs_server"]}
+    (workspace / ".modus" / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": docs}}))
     editor = DemoEditor(workspace)
     await editor.client.start_io(sys.executable, "-m", "server", cwd=str(workspace))
     caps = lsp.ClientCapabilities(
@@ -222,6 +233,10 @@ async def run(workspace: Path) -> int:
     state = await editor.request(lsp.WORKSPACE_EXECUTE_COMMAND, lsp.ExecuteCommandParams(Command.SWITCH_MODE, ["ask"]))
     note("⇄", f"now in {state['mode']['name']} mode, task {state['task']['id']}")
 
+    print()
+    say("you", MCP_REQUEST)
+    await editor.chat(MCP_REQUEST)
+
     files = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*") if p.is_file() and ".modus" not in p.parts)
     print(f"\nfiles in the workspace: {', '.join(files)}")
     outputs = []
@@ -234,7 +249,8 @@ async def run(workspace: Path) -> int:
     editor.client.exit(None)
     await editor.client.stop()
     planned = 'greeting: str = "Hello"' in (workspace / "src" / "app.py").read_text()
-    ok = outputs == ["Hello, Ada!", "HELLO, ADA!"] and planned
+    asked_docs = any("store_true" in answer for answer in editor.mcp_answers)
+    ok = outputs == ["Hello, Ada!", "HELLO, ADA!"] and planned and asked_docs
     print("\nThe demo ran as expected." if ok else "\nThe demo did not produce the expected program.")
     return 0 if ok else 1
 

@@ -42,8 +42,8 @@ TYPES: dict[str, Transport] = {"stdio": "stdio", "streamable-http": "streamable-
 class ConfigFile(NamedTuple):
     path: Path
     #: "workspace": the repository's (untrusted: its servers start once the user agreed);
-    #: "global": the user's own.
-    origin: Literal["workspace", "global"]
+    #: "global": the user's own; "client": given by the editor (an ACP client's session/new).
+    origin: Literal["workspace", "global", "client"]
 
 
 def config_files(workspace: Path, global_path: Path) -> tuple[ConfigFile, ...]:
@@ -71,8 +71,8 @@ class ServerConfig:
 
     @property
     def trusted(self) -> bool:
-        """The user's own file: its servers start without asking."""
-        return self.file.origin == "global"
+        """The user's own file, or the user's editor: its servers start without asking."""
+        return self.file.origin in ("global", "client")
 
     def fingerprint(self) -> str:
         """What the server is: the command line, its environment and folder, or the address and

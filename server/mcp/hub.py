@@ -28,7 +28,7 @@ from anyio.abc import TaskGroup
 
 from ..errors import ToolError
 from ..untrusted import Refused, off_loop
-from .config import ConfigFile, Loaded, ServerConfig, config_files, file_signatures, load_file, merge
+from .config import ConfigFile, Loaded, ServerConfig, config_files, file_signatures, load_file, merge, parse_file
 from .results import resource_text, result_text
 
 if TYPE_CHECKING:
@@ -114,6 +114,8 @@ class McpHub:
         self._shown: set[str] = set()
         self._tg: TaskGroup | None = None
         self._sdk_loaded = False
+        #: servers the editor gave (ACP's session/new), under those of the files
+        self._client = Loaded((), ())
 
     # ------------------------------------------------------------ configuration
 
@@ -136,7 +138,15 @@ class McpHub:
             except Refused as exc:
                 loaded.append(Loaded((), (f"{f.path}: not read: {exc}",)))
         self._signatures = signatures
-        self.apply(loaded)
+        self.apply([*loaded, self._client])
+
+    def add_client_servers(self, servers: dict[str, Any]) -> None:
+        """Servers the editor gives (`{name: entry}` in the shape of `mcpServers`), added to
+        those the files configure, which win by name; applied at the next refresh."""
+        import json
+
+        self._client = parse_file(json.dumps({"mcpServers": servers}), ConfigFile(Path("<the editor>"), "client"))
+        self._signatures = None
 
     def apply(self, loaded: list[Loaded]) -> None:
         problems = [p for result in loaded for p in result.problems]

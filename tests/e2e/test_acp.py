@@ -618,7 +618,19 @@ async def test_two_sessions_in_one_workspace_and_the_session_list(bare, tmp_path
     assert {(s.session_id, s.title) for s in listed.sessions} == {(first, "the first thread"), (second, "the second thread")}
     assert all(s.cwd == str(ws) and s.updated_at for s in listed.sessions)
     assert bare.initialized.agent_capabilities.session_capabilities.list is not None
-    assert any("the MCP servers files" in line and "recorded, not started" in line for line in bare.stderr)
+
+
+async def test_the_clients_mcp_servers_are_added_to_the_configured_ones(bare, tmp_path):
+    toolbox = Path(__file__).resolve().parents[1] / "mcp_servers" / "toolbox.py"
+    ws = workspace_with(tmp_path / "ws", [
+        {"toolCalls": [call("use_mcp_tool", server_name="files", tool_name="echo", arguments={"text": "hi"})]},
+        done("It echoed."),
+    ])
+    files = acp.McpServerStdio(name="files", command=sys.executable, args=[str(toolbox), "files"], env=[])
+    sid = (await asyncio.wait_for(bare.conn.new_session(cwd=str(ws), mcp_servers=[files]), TIMEOUT)).session_id
+    assert await bare.prompt(sid, "echo hi") == "end_turn"
+    [card] = [c for c in bare.client.calls(sid).values() if "files says: hi" in text_of(c)]
+    assert card["statuses"][-1] == "completed"  # the editor's own server: started without asking
 
 
 async def test_a_new_session_leaves_a_running_turn_of_the_same_workspace_alone(bare, tmp_path):
