@@ -3,32 +3,29 @@
 `autoApprove.modes.<slug>` overrides the keys of `autoApprove` for that mode; `command` may be a
 list of globs: a command line is approved when each of its simple commands matches one.
 
-An approval of an edit or a command may offer "always allow": approved with `always`, the rule
-goes to the workspace's `.modus/settings.json` (its other keys kept): an edit sets
-`autoApprove.modes.<slug>.edit: true`, a command adds itself, as globs of its simple commands,
-to `autoApprove.modes.<slug>.command`. The user sees the file's diff and approves it before it is
-written; the file's trust (server/settings.py) follows, unless other keys of it were already
-waiting for the user's trust.
+An approval of an edit, a command or an MCP tool may offer "always allow": approved with
+`always`, the rule is written to its file, the file's other keys kept (see `rule`). The user sees
+the file's diff and approves it before it is written. Written to the workspace's settings file,
+the file's trust (server/settings.py) follows, unless other keys of it were already waiting for
+the user's trust.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from protocol import ApprovalRequest, AutoApprove
 
 from ..host import FileChange
+from ..workspace import WorkspacePath
 from .edits import unified_diff, write_atomically
 
 if TYPE_CHECKING:
     from protocol import Settings
 
     from .base import Params, ToolContext, ToolSpec
-
-#: The approval keys "always allow" is offered for.
-OFFERED = ("edit", "command")
-
 
 def setting(auto: AutoApprove, mode: str, key: str) -> Any:
     """The `autoApprove` value of `key` in `mode`: its override, else the general one."""
@@ -51,42 +48,63 @@ async def auto_approved(settings: "Settings", mode: str, key: str, params: "Para
     return bool(value)
 
 
-def rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> tuple[list[str], Any] | None:
-    """(the settings keys, the value) "always allow" would write for this call: true for an
-    edit, for a command the globs of its simple commands, each matching only itself (a chain
-    `a && b` is allowed as `a` and `b`); None: not offered (a command line that cannot be checked)."""
-    if spec.approval not in OFFERED:
-        return None
-    keys = ["autoApprove", "modes", ctx.task.mode.slug, spec.approval]
-    if spec.approval == "edit":
-        return keys, True
-    from .shell import CannotCheck, glob_of, simple_commands
+class Rule(NamedTuple):
+    """Where "always allow" writes what: a JSON file, the keys down to the value, the value
+    (a list value is added to the list there)."""
 
-    try:
-        commands = simple_commands(getattr(params, "command", ""))
-    except CannotCheck:
-        return None
-    return (keys, [glob_of(c) for c in dict.fromkeys(commands)]) if commands else None
+    file: Path
+    keys: list[str]
+    value: Any
+
+    def shown(self) -> str:
+        shown = self.value[0] if isinstance(self.value, list) and len(self.value) == 1 else self.value
+        return f"{'.'.join(self.keys)}: {json.dumps(shown)}"
+
+
+def rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> Rule | None:
+    """The rule "always allow" would write for this call, None when not offered:
+    - an edit: `autoApprove.modes.<mode>.edit: true` in the workspace's settings file;
+    - a command: the globs of its simple commands, each matching only itself (a chain `a && b`
+      is allowed as `a` and `b`), in `autoApprove.modes.<mode>.command` (not offered for a
+      command line that cannot be checked);
+    - an MCP tool (use_mcp_tool): its name in `alwaysAllow` of its server, in the file that
+      configures the server (not offered for a server the editor gave)."""
+    settings = ctx.workspace.root / ".modus" / "settings.json"
+    keys = ["autoApprove", "modes", ctx.task.mode.slug, str(spec.approval)]
+    if spec.approval == "edit":
+        return Rule(settings, keys, True)
+    if spec.approval == "command":
+        from .shell import CannotCheck, glob_of, simple_commands
+
+        try:
+            commands = simple_commands(getattr(params, "command", ""))
+        except CannotCheck:
+            return None
+        return Rule(settings, keys, [glob_of(c) for c in dict.fromkeys(commands)]) if commands else None
+    if spec.approval == "mcp" and spec.name == "use_mcp_tool":
+        server = getattr(params, "server_name", "")
+        file = ctx.session.mcp.config_file(server)
+        if file is None or not file.is_absolute():
+            return None
+        return Rule(file, ["mcpServers", server, "alwaysAllow"], [getattr(params, "tool_name", "")])
+    return None
 
 
 def offered(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> str | None:
     """The rule as the approval card shows it."""
     found = rule(ctx, spec, params)
-    if found is None:
-        return None
-    keys, value = found
-    shown = value[0] if isinstance(value, list) and len(value) == 1 else value
-    return f"{'.'.join(keys)}: {json.dumps(shown)}"
+    return found.shown() if found else None
 
 
 async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> str:
-    """Write the call's rule to the workspace's settings file once the user approved its diff;
-    returns what happened, for the log and the user."""
+    """Write the call's rule to its file once the user approved the file's diff; returns what
+    happened, for the log and the user."""
     found = rule(ctx, spec, params)
     assert found is not None
-    keys, value = found
     layers = ctx.session.layers
-    target = ctx.workspace.resolve(".modus/settings.json")
+    root = ctx.workspace.root
+    inside = found.file.is_relative_to(root)
+    target = ctx.workspace.resolve(str(found.file.relative_to(root))) if inside else WorkspacePath(found.file, str(found.file))
     old = target.path.read_text(encoding="utf-8") if target.path.is_file() else None
     try:
         data = json.loads(old) if old and old.strip() else {}
@@ -95,11 +113,11 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
     if not isinstance(data, dict):
         return f"{target.rel} does not hold an object: the rule was not written."
     node = data
-    for key in keys[:-1]:
+    for key in found.keys[:-1]:
         node = node.setdefault(key, {})
         if not isinstance(node, dict):
             return f"{target.rel}: {key} is not an object: the rule was not written."
-    last = keys[-1]
+    last, value = found.keys[-1], found.value
     if value is True:
         node[last] = True
     else:
@@ -107,7 +125,7 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
         if current is True:
             return "Already allowed."
         listed = current if isinstance(current, list) else []
-        node[last] = [*listed, *(glob for glob in value if glob not in listed)]
+        node[last] = [*listed, *(item for item in value if item not in listed)]
     new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     change = FileChange(target, old, new)
     answer = await ctx.host.request_approval(
@@ -126,8 +144,9 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
         return "The rule was not written: the user declined the change of the settings file."
     was_trusted = not layers.untrusted
     write_atomically(change)
-    layers.workspace_file.load()
-    if was_trusted:
-        layers.trust_workspace()
-    ctx.session.update_settings()
-    return f"Written to {target.rel}: {offered(ctx, spec, params)}"
+    if found.file == layers.workspace_file.path:
+        layers.workspace_file.load()
+        if was_trusted:
+            layers.trust_workspace()
+        ctx.session.update_settings()
+    return f"Written to {target.rel}: {found.shown()}"

@@ -72,3 +72,23 @@ async def test_command_globs_approve_a_line_whose_every_command_matches(editor, 
     await editor.start({**script(workspace, *turns), "autoApprove": {"modes": {"code": {"command": ["echo *", "cat"]}}}})
     await editor.chat("run them")
     assert [a["params"]["command"] for a in editor.approvals] == ["echo a; ls"]  # ls matches no glob
+
+
+async def test_always_allow_of_an_mcp_tool_goes_to_its_servers_always_allow(editor, workspace, tmp_path):
+    import sys
+    from pathlib import Path
+
+    toolbox = Path(__file__).resolve().parents[1] / "mcp_servers" / "toolbox.py"
+    mcp_json = tmp_path / "config" / "modus" / "mcp.json"
+    mcp_json.parent.mkdir(parents=True)
+    mcp_json.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [str(toolbox), "tb"]}}}))
+    echo = {"toolCalls": [{"name": "use_mcp_tool", "arguments": {"server_name": "tb", "tool_name": "echo", "arguments": {"text": "hi"}}}]}
+    await editor.start(script(workspace, echo, echo, {"text": "done"}))
+    editor.decide = lambda request: {"decision": "approve", "always": True}
+    await editor.chat("echo twice")
+    asked = [a for a in editor.approvals if a["kind"] == "tool"]
+    assert [a["title"] for a in asked] == ["Call 'echo' of the MCP server 'tb'?", f"Always allow: write this rule to {mcp_json}?"]
+    assert asked[0]["alwaysAllow"] == 'mcpServers.tb.alwaysAllow: "echo"'
+    assert json.loads(mcp_json.read_text())["mcpServers"]["tb"]["alwaysAllow"] == ["echo"]
+    results = [u["result"] for u in editor.of_kind("tool_call") if u["status"] == "completed"]
+    assert results == ["tb says: hi", "tb says: hi"]  # the second call was not asked
