@@ -255,25 +255,20 @@ class Connection:
         session = self.session
         assert session is not None
         caps = session.server_capabilities
-        tools: list[types.Tool] = []
-        resources: list[types.Resource] = []
-        if caps is None or caps.tools is not None:
+        async def pages(list_page, items: str) -> list:
+            """Every item of a paginated list, at most MAX_LISTED."""
+            found: list = []
             cursor = None
-            while len(tools) < MAX_LISTED:
-                page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-                tools += page.tools
+            while len(found) < MAX_LISTED:
+                page = await list_page(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+                found += getattr(page, items)
                 cursor = page.next_cursor
                 if not cursor:
                     break
-        if caps is not None and caps.resources is not None:
-            cursor = None
-            while len(resources) < MAX_LISTED:
-                rpage = await session.list_resources(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-                resources += rpage.resources
-                cursor = rpage.next_cursor
-                if not cursor:
-                    break
-        self.tools, self.resources = tools[:MAX_LISTED], resources[:MAX_LISTED]
+            return found[:MAX_LISTED]
+
+        self.tools = await pages(session.list_tools, "tools") if caps is None or caps.tools is not None else []
+        self.resources = await pages(session.list_resources, "resources") if caps is not None and caps.resources is not None else []
 
     async def _on_message(self, message: Any) -> None:
         import mcp_types as types
