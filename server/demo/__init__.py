@@ -237,20 +237,28 @@ async def run(workspace: Path) -> int:
     say("you", MCP_REQUEST)
     await editor.chat(MCP_REQUEST)
 
+    built = the_program_runs(workspace)
+    await editor.client.shutdown_async(None)
+    editor.client.exit(None)
+    await editor.client.stop()
+    asked_docs = any("store_true" in answer for answer in editor.mcp_answers)
+    return verdict(built and asked_docs)
+
+
+def the_program_runs(workspace: Path) -> bool:
+    """What the demo's agent built: the files, and the program run as the story says it runs."""
     files = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*") if p.is_file() and ".modus" not in p.parts)
     print(f"\nfiles in the workspace: {', '.join(files)}")
     outputs = []
     for args in (["Ada"], ["Ada", "--shout"]):
-        run = subprocess.run([sys.executable, "src/app.py", *args], cwd=workspace, capture_output=True, text=True)
-        print(f"$ python src/app.py {' '.join(args)}\n{run.stdout.strip()}")
-        outputs.append(run.stdout.strip())
+        ran = subprocess.run([sys.executable, "src/app.py", *args], cwd=workspace, capture_output=True, text=True)
+        print(f"$ python src/app.py {' '.join(args)}\n{ran.stdout.strip()}")
+        outputs.append(ran.stdout.strip())
+    planned = 'greeting: str = "Hello"' in (workspace / "src" / "app.py").read_text(encoding="utf-8")
+    return outputs == ["Hello, Ada!", "HELLO, ADA!"] and planned
 
-    await editor.client.shutdown_async(None)
-    editor.client.exit(None)
-    await editor.client.stop()
-    planned = 'greeting: str = "Hello"' in (workspace / "src" / "app.py").read_text()
-    asked_docs = any("store_true" in answer for answer in editor.mcp_answers)
-    ok = outputs == ["Hello, Ada!", "HELLO, ADA!"] and planned and asked_docs
+
+def verdict(ok: bool) -> int:
     print("\nThe demo ran as expected." if ok else "\nThe demo did not produce the expected program.")
     return 0 if ok else 1
 

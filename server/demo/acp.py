@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 from acp import spawn_agent_process, text_block
 from acp import schema as acp
 
-from . import PLAN_REQUEST, REQUEST, SCRIPT, note, say
+from . import PLAN_REQUEST, REQUEST, SCRIPT, note, say, the_program_runs, verdict
 
 TIMEOUT = 60
 
@@ -169,17 +168,7 @@ async def run(workspace: Path, config: Path) -> int:
         await asyncio.wait_for(conn.set_config_option(config_id="phase", session_id=sid, value="act"), TIMEOUT)
         client.flush()
 
-    files = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*") if p.is_file() and ".modus" not in p.parts)
-    print(f"\nfiles in the workspace: {', '.join(files)}")
-    outputs = []
-    for args in (["Ada"], ["Ada", "--shout"]):
-        ran = subprocess.run([sys.executable, "src/app.py", *args], cwd=workspace, capture_output=True, text=True)
-        print(f"$ python src/app.py {' '.join(args)}\n{ran.stdout.strip()}")
-        outputs.append(ran.stdout.strip())
-    planned = 'greeting: str = "Hello"' in app.read_text(encoding="utf-8")
-    ok = outputs == ["Hello, Ada!", "HELLO, ADA!"] and planned
-    print("\nThe demo ran as expected." if ok else "\nThe demo did not produce the expected program.")
-    return 0 if ok else 1
+    return verdict(the_program_runs(workspace))
 
 
 def main() -> int:
