@@ -202,9 +202,11 @@ describe('protocol layer against the real server', () => {
     assert.equal(diff.alwaysAllow, undefined);
     assert.match(diff.detail, /^\+\s+"command": \[\n\+\s+"echo hi"/m);
     assert.deepEqual(JSON.parse(s.read('.modus/settings.json')!), { maxRetries: 2, autoApprove: { modes: { code: { command: ['echo hi'] } } } });
+    // the settings file's diff is asked inside the card of the call it came from
+    assert.equal(diff.toolCallId, asked.toolCallId);
     assert.deepEqual(lines(s.view).filter((l) => l.includes('approval')), [
       `  approval tool approve (always): ${asked.title}`,
-      `approval tool approve: ${diff.title}`,
+      `  approval tool approve: ${diff.title}`,
     ]);
     await s.chat('again');
     assert.equal(s.approvals.length, 2, 'not asked again');
