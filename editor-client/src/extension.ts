@@ -799,7 +799,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   private async checkpointDocument(uri: vscode.Uri): Promise<string> {
     const root = vscode.workspace.workspaceFolders?.[0]?.uri;
     const path = uri.path.replace(/^\//, '');
-    if (!this.api || !root || uri.query === DELETED) return '';
+    if (uri.query === DELETED) return '';
+    if (!this.api || !root) throw new Error('The Modus server is not running: use Show diff again once it is.');
     const { files } = await this.api.checkpointDiff(uri.query);
     const file = files.find((f) => f.path === path);
     const current = file?.status === 'deleted' ? '' : await readText(vscode.Uri.joinPath(root, path));

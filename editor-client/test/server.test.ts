@@ -408,9 +408,9 @@ describe('checkpoints and usage through the protocol layer', () => {
       'user: Edit things',
       'assistant: Editing.',
       'tool write_to_file completed',
-      'tool search_and_replace failed Restored: The conversation was restored to just before this call: the agent no longer knows it.',
-      'tool write_to_file failed Restored: The conversation was restored to just before this call: the agent no longer knows it.',
-      'tool execute_command failed Restored: The conversation was restored to just before this call: the agent no longer knows it.',
+      'tool search_and_replace undone',
+      'tool write_to_file undone',
+      'tool execute_command undone',
       'Restored the conversation and 3 files: greeting.txt, notes.md, old.txt. [Undo restore]',
     ]);
     await s.chat('Go on', cid);

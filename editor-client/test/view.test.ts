@@ -860,7 +860,7 @@ describe('usage and cost', () => {
     ]);
     const summary = usageSummary(view.usage, 'task-1', ['code', 'architect'])!;
     assert.equal(summary.text, '12.3k tokens · $0.04');
-    assert.deepEqual(summary.parts, { count: '12.3k', unit: 'tokens', cost: '$0.04' });
+    assert.deepEqual(summary.parts, { count: '12.3k', unit: 'tokens', cost: '$0.04', priced: true });
     assert.equal(summary.breakdown, 'in 12k · out 300 · cache read 0 · cache write 0');
     assert.equal(summary.conversation, '17.4k tokens · cost unknown');
     assert.deepEqual(summary.rows, [

@@ -1159,16 +1159,53 @@ describe('chat webview: checkpoints on tool cards, restores, tokens and cost in 
     await page.close();
   });
 
-  it('no restore while a turn runs (the server refuses it): Restore says why and does nothing', async () => {
-    const page = await open([...conversation, up({ kind: 'turn_started', turnId: 't2', agent: 'modus' })]);
+  it('after a restore of the conversation, the calls it no longer has are muted cards marked undone, still with their checkpoint', async () => {
+    const history: Action = {
+      type: 'history',
+      conversationId,
+      restored: true,
+      messages: [
+        { id: 'm1', role: 'user', text: 'Write the notes', metadata: {} },
+        {
+          id: 'm2',
+          role: 'assistant',
+          text: 'Writing.',
+          agent: 'modus',
+          metadata: { turnId: 't1', toolCalls: [{ id: 'c-write', name: 'write_to_file', arguments: { path: 'notes.md' } }] },
+        },
+      ],
+    };
+    const page = await open([history, checkpoints]);
+    const card = page.locator('.card.tool[data-tool="write_to_file"]');
+    await card.locator('.undone-note').waitFor();
+    assert.equal(await card.locator('.status').textContent(), 'undone');
+    assert.equal(await card.locator('.undone-note').textContent(), 'The conversation was restored to just before this call: the agent no longer knows it.');
+    assert.doesNotMatch((await card.getAttribute('class')) ?? '', /has-error/);
+    assert.equal(await card.locator('.error').count(), 0);
+    assert.deepEqual(await card.locator('.checkpoint').getByRole('button').allTextContents(), ['Show diff', 'Restore']);
+    await page.close();
+  });
+
+  it('no restore while a turn runs (the server refuses it): Restore and Undo restore say why and do nothing', async () => {
+    const page = await open([
+      ...conversation,
+      { type: 'restored', what: 'files', result: { restored: ['notes.md'], checkpoint: 'k-undo', conversationId } },
+      up({ kind: 'turn_started', turnId: 't2', agent: 'modus' }),
+    ]);
     const restore = page.locator('.card.tool[data-tool="write_to_file"] button.restore');
     await restore.waitFor();
     assert.equal(await restore.getAttribute('aria-disabled'), 'true');
     assert.equal(await restore.getAttribute('title'), 'Restore once the turn has ended');
     await restore.dispatchEvent('click'); // aria-disabled: focusable, but a click does nothing
     assert.equal(await page.locator('.restore-choices').count(), 0);
+    const undo = page.getByRole('button', { name: 'Undo restore' });
+    assert.equal(await undo.getAttribute('aria-disabled'), 'true');
+    assert.equal(await undo.getAttribute('title'), 'Undo once the turn has ended');
+    await undo.dispatchEvent('click');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'restore' || m.type === 'undoRestore'), [], 'nothing asked of the server');
     await feed(page, toWebview([up({ kind: 'turn_ended', turnId: 't2', agent: 'modus', outcome: 'completed' })]));
     assert.equal(await restore.getAttribute('aria-disabled'), null);
+    assert.equal(await undo.getAttribute('aria-disabled'), null);
     await page.close();
   });
 
@@ -1222,18 +1259,36 @@ describe('chat webview: checkpoints on tool cards, restores, tokens and cost in 
     await page.close();
   });
 
-  for (const width of [250, 300]) {
-    it(`the usage fits the header in ${width}px while a turn runs`, async () => {
-      const page = await open([up({ kind: 'turn_started', turnId: 't9', agent: 'modus' }), usage('task-code', 'code', 'act', 123_456, 7890, 1.2345)], width);
-      const box = page.locator('#usage');
-      await box.waitFor();
-      assert.equal(await box.locator('.usage-unit').isVisible(), false, 'the word gives way');
-      for (const id of ['#usage', '#cancel', '#history', '#new']) {
-        const b = await page.locator(id).boundingBox();
-        assert.ok(b && b.width > 0 && b.x >= 0 && b.x + b.width <= width, `${id} inside 0..${width}: ${JSON.stringify(b)}`);
-      }
-      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, 'no horizontal scrolling');
-      await page.close();
-    });
-  }
+  const fits = async (page: Page, width: number, ids: string[]) => {
+    for (const id of ids) {
+      const b = await page.locator(id).boundingBox();
+      assert.ok(b && b.width > 0 && b.x >= 0 && b.x + b.width <= width, `${id} inside 0..${width}: ${JSON.stringify(b)}`);
+    }
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, 'no horizontal scrolling');
+  };
+  const running = up({ kind: 'turn_started', turnId: 't9', agent: 'modus' });
+  const shown = (page: Page) => page.locator('#usage .usage-text span').evaluateAll((spans) => spans.filter((s) => getComputedStyle(s).display !== 'none').map((s) => s.textContent).join(''));
+
+  it('in a narrow sidebar (300px) the header shows the cost alone, the tokens when the cost is unknown', async () => {
+    const page = await open([running, usage('task-code', 'code', 'act', 123_456, 7890, 1.2345)], 300);
+    await page.locator('#usage').waitFor();
+    assert.equal(await shown(page), '$1.23');
+    assert.equal(await page.locator('#usage').getAttribute('aria-label'), 'This task: 131k tokens · $1.23', 'the whole of it for a screen reader');
+    await fits(page, 300, ['#mode', '#phase', '#busy', '#usage', '#cancel', '#history', '#new']);
+    await feed(page, toWebview([usage('task-code', 'code', 'act', 1, 1, null)]));
+    assert.equal(await shown(page), '131k tokens');
+    await fits(page, 300, ['#mode', '#usage', '#cancel', '#history', '#new']);
+    await page.close();
+  });
+
+  it('in a very narrow sidebar (250px) the usage has a row of its own under the controls', async () => {
+    const page = await open([running, usage('task-code', 'code', 'act', 123_456, 7890, 1.2345)], 250);
+    await page.locator('#usage').waitFor();
+    assert.equal(await shown(page), '131k tokens · $1.23');
+    await fits(page, 250, ['#mode', '#phase', '#busy', '#usage', '#cancel', '#history', '#new']);
+    const usageBox = (await page.locator('#usage').boundingBox())!;
+    const newBox = (await page.locator('#new').boundingBox())!;
+    assert.ok(usageBox.y >= newBox.y + newBox.height - 1, `below the controls: ${JSON.stringify([usageBox, newBox])}`);
+    await page.close();
+  });
 });

@@ -85,8 +85,8 @@ export interface UsageRow {
 export interface UsageSummary {
   /** the current task's tokens and cost, e.g. "12.3k tokens · $0.04" */
   text: string;
-  /** the same in parts: "12.3k", "tokens", "$0.04" */
-  parts: { count: string; unit: string; cost: string };
+  /** the same in parts: "12.3k", "tokens", "$0.04"; `priced`: false when the cost is unknown */
+  parts: { count: string; unit: string; cost: string; priced: boolean };
   /** its tokens by kind, e.g. "in 10k · out 300 · cache read 2k · cache write 0" */
   breakdown: string;
   /** the conversation's tokens and cost */
@@ -112,6 +112,6 @@ export function usageSummary(sums: UsageGetResult | null, taskId: string | null,
     }),
   );
   const n = tokensOf(task);
-  const parts = { count: formatCount(n), unit: n === 1 ? 'token' : 'tokens', cost: formatCost(task.cost) };
+  const parts = { count: formatCount(n), unit: n === 1 ? 'token' : 'tokens', cost: formatCost(task.cost), priced: task.cost !== null };
   return { text: usageText(task), parts, breakdown: tokenBreakdown(task), conversation: usageText(sums.total), rows };
 }

@@ -23,7 +23,8 @@ import type {
 } from './generated';
 import { withRequest } from './usage';
 
-export type ToolStatus = 'pending' | 'running' | 'completed' | 'failed';
+/** `undone`: a call the conversation no longer has, restored to just before it */
+export type ToolStatus = 'pending' | 'running' | 'completed' | 'failed' | 'undone';
 export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancelled';
 
 /**
@@ -369,18 +370,15 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
           if (!answer?.text.startsWith('[BLOCKED]')) next = pushAssistant(next, { turnId, agent, text: respondText(c.arguments) }, false);
           continue;
         }
-        const lost = !answer && (i !== lastReply || restored);
-        const error = restored
-          ? { type: 'Restored', message: 'The conversation was restored to just before this call: the agent no longer knows it.' }
-          : { type: 'Interrupted', message: 'No result was recorded for this call.' };
+        const lost = !answer && i !== lastReply && !restored;
         next = push(next, {
           type: 'tool',
           id: `tool:${c.id}`,
           turnId,
           name: c.name,
           params: c.arguments,
-          status: lost ? 'failed' : 'pending',
-          error: lost ? error : undefined,
+          status: !answer && restored ? 'undone' : lost ? 'failed' : 'pending',
+          error: lost ? { type: 'Interrupted', message: 'No result was recorded for this call.' } : undefined,
         });
       }
     }

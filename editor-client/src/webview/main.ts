@@ -129,6 +129,7 @@ const STATUS_LABEL: Record<string, string> = {
   running: 'running',
   completed: 'done',
   failed: 'failed',
+  undone: 'undone',
 };
 
 function renderEntry(e: Entry): HTMLElement {
@@ -173,11 +174,13 @@ function renderRestore(e: Extract<Entry, { type: 'restore' }>): HTMLElement {
   const note = el('div', 'note restore-note', restoreNote(e));
   note.setAttribute('role', 'status');
   if (e.undo && !e.undone) {
+    // not while a turn runs (the server refuses it) or a restore is under way
+    const blocked = () => view.running.length > 0 || view.restoring !== null;
     const undo = note.appendChild(button('Undo restore', 'link undo-restore', () => {
-      if (view.restoring === null) post({ type: 'undoRestore', entryId: e.id, checkpointId: e.undo! });
+      if (!blocked()) post({ type: 'undoRestore', entryId: e.id, checkpointId: e.undo! });
     }));
-    undo.title = 'Put the files back as they were just before this restore';
-    if (view.restoring !== null) undo.setAttribute('aria-disabled', 'true');
+    undo.title = view.running.length > 0 ? 'Undo once the turn has ended' : 'Put the files back as they were just before this restore';
+    if (blocked()) undo.setAttribute('aria-disabled', 'true');
   }
   return note;
 }
@@ -252,6 +255,7 @@ function renderTool(e: Extract<Entry, { type: 'tool' }>): HTMLElement {
     const details = el('details', 'result', undefined, el('summary', undefined, 'Result'), el('pre', undefined, e.result));
     card.appendChild(details);
   }
+  if (e.status === 'undone') card.appendChild(el('div', 'undone-note', 'The conversation was restored to just before this call: the agent no longer knows it.'));
   const checkpoint = checkpointOf(e);
   if (checkpoint) card.appendChild(checkpointBar(e, checkpoint));
   return card;
@@ -291,7 +295,13 @@ function checkpointBar(e: Extract<Entry, { type: 'tool' }>, checkpoint: Checkpoi
   });
   restore.setAttribute('aria-expanded', String(ask !== undefined));
   restore.setAttribute('aria-controls', choicesId);
-  restore.title = blocked && !busy ? 'Restore once the turn has ended' : 'Restore what was there just before this call';
+  restore.title = busy
+    ? 'Restoring…'
+    : view.running.length > 0
+      ? 'Restore once the turn has ended'
+      : view.restoring !== null
+        ? 'Another restore is under way'
+        : 'Restore what was there just before this call';
   if (blocked) restore.setAttribute('aria-disabled', 'true');
   bar.appendChild(el('div', 'checkpoint-actions', undefined, diff, restore));
   if (!ask || blocked) return bar;
@@ -429,13 +439,18 @@ function renderUsage() {
   if (usageBox.dataset.sig === sig) return;
   usageBox.dataset.sig = sig;
   usageBox.hidden = !summary;
-  if (!summary) return;
-  // the word "tokens" gives way first in a narrow sidebar
+  if (!summary) {
+    usageTip.hidden = true;
+    return;
+  }
+  usageBox.classList.toggle('cost-unknown', !summary.parts.priced);
+  // in a narrow sidebar the cost alone (the tokens when it is unknown): see the CSS
   const { count, unit, cost } = summary.parts;
   usageBox.querySelector('.usage-text')!.replaceChildren(
     el('span', 'usage-count', count),
     el('span', 'usage-unit', ` ${unit}`),
-    el('span', 'usage-cost', ` · ${cost}`),
+    el('span', 'usage-sep', ' · '),
+    el('span', 'usage-cost', cost),
   );
   usageBox.setAttribute('aria-label', `This task: ${summary.text}`);
   const rows = el('table', 'usage-modes');
@@ -821,7 +836,7 @@ function entryContext(e: Entry): string {
     const checkpoint = checkpointOf(e);
     return checkpoint ? JSON.stringify([checkpoint.id, view.running.length > 0, view.restoring, restoreAsks.get(e.id) ?? null]) : '';
   }
-  return e.type === 'restore' ? JSON.stringify(view.restoring) : '';
+  return e.type === 'restore' ? JSON.stringify([view.restoring, view.running.length > 0]) : '';
 }
 
 /** Puts `node` right after `prev` (first when null) among `parent`'s children; returns it. */
@@ -987,12 +1002,24 @@ modeSelect.addEventListener('change', () => {
   if (view.mode && modeSelect.value !== view.mode.slug) post({ type: 'switchMode', slug: modeSelect.value });
 });
 cancel.addEventListener('click', () => post({ type: 'cancel' }));
-// the usage tooltip: shown on hover and focus (CSS); Escape hides it until the pointer or focus leaves
-usageBox.addEventListener('keydown', (ev) => {
-  if (ev.key === 'Escape') usageBox.classList.add('tip-dismissed');
+// the usage tooltip: shown while the pointer is on the usage or on the tooltip, or the usage has
+// the focus; Escape hides it
+const showUsageTip = (show: boolean) => {
+  usageTip.hidden = !show || usageBox.hidden;
+  if (!usageTip.hidden) usageTip.style.top = `${usageBox.getBoundingClientRect().bottom}px`; // no gap to cross
+};
+const leaveUsage = (ev: MouseEvent) => {
+  const to = ev.relatedTarget as Node | null;
+  if (!(to && (usageBox.contains(to) || usageTip.contains(to)))) showUsageTip(document.activeElement === usageBox);
+};
+usageBox.addEventListener('mouseenter', () => showUsageTip(true));
+usageBox.addEventListener('focus', () => showUsageTip(true));
+usageBox.addEventListener('blur', () => showUsageTip(false));
+usageBox.addEventListener('mouseleave', leaveUsage);
+usageTip.addEventListener('mouseleave', leaveUsage);
+document.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape' && !usageTip.hidden) showUsageTip(false);
 });
-usageBox.addEventListener('mouseleave', () => usageBox.classList.remove('tip-dismissed'));
-usageBox.addEventListener('blur', () => usageBox.classList.remove('tip-dismissed'));
 phase.addEventListener('click', () => post({ type: 'togglePhase' }));
 $<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
 historyButton.addEventListener('click', () => showList(!listOpen));
