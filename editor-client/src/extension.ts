@@ -15,19 +15,24 @@ import {
   StaticFeature,
   TextDocumentEdit,
 } from 'vscode-languageclient/node';
-import { CLIENT_EXPERIMENTAL_CAPABILITIES, errorMessage, ModusApi, Rpc } from './protocol/client';
+import { CLIENT_EXPERIMENTAL_CAPABILITIES, errorMessage, isMethodNotFound, ModusApi, Rpc } from './protocol/client';
+import { checkpointText } from './protocol/diff';
 import { Command } from './protocol/generated';
-import type { ApprovalResponse, State as ModusState } from './protocol/generated';
+import type { ApprovalResponse, CheckpointFile, State as ModusState, Update } from './protocol/generated';
 import { ServerProcess, spawnServer, StderrTail, within } from './protocol/process';
 import { modeRules } from './protocol/modes';
 import { buildSettings, explicitValue } from './protocol/settings';
-import { Action, initialView, reduce, ViewState } from './protocol/view';
+import { Action, initialView, reduce, RestoreKind, ViewState } from './protocol/view';
 import { chatHtml, makeNonce } from './webview/html';
 import type { FromWebview, ServerFix, ToWebview } from './webview/messages';
 
 const SECRET_KEYS = { anthropic: 'modus.apiKey.anthropic', openai: 'modus.apiKey.openai' } as const;
 const KEY_ENV = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI_API_KEY' } as const;
 const PROMPT_SCHEME = 'modus-prompt';
+/** `modus-checkpoint:/<path>?<checkpoint id>`: a file as a checkpoint holds it (the left side of Show diff) */
+const CHECKPOINT_SCHEME = 'modus-checkpoint';
+/** the query of the right side of Show diff for a file deleted since the checkpoint: no text */
+const DELETED = 'deleted';
 
 /** Declares `capabilities.experimental.modus.approvals = true`: this client renders approvals. */
 class ApprovalsCapability implements StaticFeature {
@@ -70,9 +75,17 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   private approvalSeq = 0;
   private readonly status: vscode.StatusBarItem;
   private readonly phaseStatus: vscode.StatusBarItem;
-  private readonly prompts = new Map<string, string>();
-  private readonly promptChanged = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.promptChanged.event;
+  /** the read-only documents shown: system prompts, files as a checkpoint holds them (by URI) */
+  private readonly documents = new Map<string, string>();
+  private readonly documentChanged = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.documentChanged.event;
+  /** the tool calls (card ids) that had started when the checkpoints were last asked for: theirs are known */
+  private readonly checkpointsAsked = new Set<string>();
+  /** a list of the checkpoints is on its way; `checkpointsAgain`: ask once more when it is there */
+  private checkpointsAsking = false;
+  private checkpointsAgain = false;
+  /** the server has no checkpoints (off, no git, or no such method): not asked again */
+  private checkpointsOff = false;
   private readonly output = neverThrows(vscode.window.createOutputChannel('Modus'));
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -84,7 +97,7 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     this.phaseStatus.command = 'modus.ui.togglePhase';
     this.renderStatus();
     this.status.show();
-    context.subscriptions.push(this.status, this.phaseStatus, this.output, this.promptChanged);
+    context.subscriptions.push(this.status, this.phaseStatus, this.output, this.documentChanged);
   }
 
   // ------------------------------------------------------------------ server process
@@ -156,6 +169,7 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       this.dispatch({ type: 'update', update });
       // a plan update does not say which plan: its goal and scope come with the state
       if (update.kind === 'plan') void this.refreshState();
+      if (this.mayBringCheckpoints(update)) void this.refreshCheckpoints();
     });
     api.onApproval((request, token) => this.askApproval(request, token));
     // Replaces the client's own workspace/applyEdit handler (registered before ours) to save
@@ -172,6 +186,7 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       return;
     }
     this.api = api;
+    this.checkpointsOff = false;
     client.onDidChangeState(async (e) => {
       if (e.newState !== State.Stopped || generation !== this.generation || this.client !== client) return;
       // stopped without being asked to: the server went away
@@ -454,6 +469,12 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         return this.restartMcp(m.name);
       case 'fixServer':
         return this.fixServer(m.fix);
+      case 'showDiff':
+        return this.showCheckpointDiff(m.checkpointId, m.tool);
+      case 'restore':
+        return this.restore(m.checkpointId, m.what);
+      case 'undoRestore':
+        return this.restore(m.checkpointId, 'files', m.entryId);
     }
   }
 
@@ -588,14 +609,21 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     }
     const name = this.view.mode?.name ?? 'current';
     const uri = vscode.Uri.from({ scheme: PROMPT_SCHEME, path: `/System prompt (${name}).md` });
-    this.prompts.set(uri.toString(), text);
-    this.promptChanged.fire(uri);
+    this.showDocument(uri, text);
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: true });
   }
 
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.prompts.get(uri.toString()) ?? '';
+  /** Sets the text of a read-only document (an editor showing it follows). */
+  private showDocument(uri: vscode.Uri, text: string): void {
+    this.documents.set(uri.toString(), text);
+    this.documentChanged.fire(uri);
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string | Promise<string> {
+    const text = this.documents.get(uri.toString());
+    if (text !== undefined) return text;
+    return uri.scheme === CHECKPOINT_SCHEME ? this.checkpointDocument(uri) : '';
   }
 
   /** A new conversation, made current on the server (a reload comes back to it). */
@@ -648,15 +676,158 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     }
   }
 
-  /** Shows a stored conversation: its messages, as the server keeps them. */
-  private async showConversation(conversationId: string | null): Promise<void> {
+  /**
+   * Shows a stored conversation: its messages, as the server keeps them, their checkpoints and
+   * what it cost. `restored`: after a restore of the conversation (no turn runs).
+   */
+  private async showConversation(conversationId: string | null, restored = false): Promise<void> {
     if (!this.api || !conversationId) return;
     try {
       const { messages } = await this.api.history(conversationId);
-      this.dispatch({ type: 'history', conversationId, messages });
+      this.dispatch({ type: 'history', conversationId, messages, ...(restored ? { restored } : {}) });
     } catch (err) {
       this.dispatch({ type: 'error', text: `Could not load the conversation: ${errorMessage(err)}` });
+      return;
     }
+    await Promise.all([this.refreshCheckpoints(), this.refreshUsage()]);
+  }
+
+  /** The conversation's tokens and cost; a conversation not stored yet has none. */
+  private async refreshUsage(): Promise<void> {
+    const conversationId = this.view.conversationId;
+    if (!this.api || !conversationId) return;
+    try {
+      this.dispatch({ type: 'usage', conversationId, usage: await this.api.usage(conversationId) });
+    } catch (err) {
+      this.output.appendLine(`modus: no usage for ${conversationId}: ${errorMessage(err)}`);
+      this.dispatch({ type: 'usage', conversationId, usage: null });
+    }
+  }
+
+  // ------------------------------------------------------------------ checkpoints
+
+  /**
+   * Whether an update may bring a checkpoint the cards do not know: a call of the conversation
+   * shown that started (the server takes its checkpoint, if it takes one, before it runs it) and
+   * that was not running at the last ask, or a turn that ended with such a call.
+   */
+  private mayBringCheckpoints(u: Update): boolean {
+    if (this.checkpointsOff || u.conversationId !== this.view.conversationId) return false;
+    if (u.kind === 'tool_call') return u.status !== 'pending' && !this.checkpointsAsked.has(`tool:${u.toolCallId}`);
+    if (u.kind === 'turn_ended') return this.view.entries.some((e) => e.type === 'tool' && !this.checkpointsAsked.has(e.id));
+    return false;
+  }
+
+  /** The conversation's checkpoints for its cards; one request at a time, one more when asked meanwhile. */
+  private async refreshCheckpoints(): Promise<void> {
+    if (this.checkpointsAsking) {
+      this.checkpointsAgain = true;
+      return;
+    }
+    this.checkpointsAsking = true;
+    try {
+      do {
+        this.checkpointsAgain = false;
+        const api = this.api;
+        const conversationId = this.view.conversationId;
+        if (!api || !conversationId || this.checkpointsOff) return;
+        for (const e of this.view.entries) if (e.type === 'tool' && e.status !== 'pending') this.checkpointsAsked.add(e.id);
+        const list = await api.checkpoints(conversationId);
+        // off (the setting, no git): the server told the user once; the cards offer nothing
+        if (list.disabled) this.checkpointsOff = true;
+        this.dispatch({ type: 'checkpoints', conversationId, checkpoints: list.checkpoints });
+      } while (this.checkpointsAgain);
+    } catch (err) {
+      if (isMethodNotFound(err)) this.checkpointsOff = true;
+      this.output.appendLine(`modus: could not list the checkpoints: ${errorMessage(err)}`);
+    } finally {
+      this.checkpointsAsking = false;
+    }
+  }
+
+  /**
+   * A card's Show diff: the files changed since the checkpoint (taken before `tool`), one in VS
+   * Code's diff editor (a quick pick when there are several), the checkpoint's text on the left.
+   */
+  private async showCheckpointDiff(checkpointId: string, tool: string): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    let files: CheckpointFile[];
+    try {
+      files = (await api.checkpointDiff(checkpointId)).files;
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Modus: could not compare with the checkpoint: ${errorMessage(err)}`);
+      return;
+    }
+    if (files.length === 0) {
+      void vscode.window.showInformationMessage(`Modus: no file has changed since just before ${tool}.`);
+      return;
+    }
+    let file = files[0];
+    if (files.length > 1) {
+      const picked = await vscode.window.showQuickPick(
+        files.map((f) => ({ label: f.path, description: f.status, file: f })),
+        { title: `Changed since just before ${tool}`, placeHolder: 'Compare which file with the checkpoint?' },
+      );
+      if (!picked) return;
+      file = picked.file;
+    }
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    if (!root) return;
+    const current = vscode.Uri.joinPath(root, file.path);
+    const left = checkpointUri(file.path, checkpointId);
+    try {
+      this.showDocument(left, checkpointText(file, file.status === 'deleted' ? '' : await readText(current)));
+    } catch (err) {
+      void vscode.window.showWarningMessage(`Modus: cannot compare ${file.path} with the checkpoint: ${errorMessage(err)}.`);
+      return;
+    }
+    let right = current;
+    if (file.status === 'deleted') {
+      right = checkpointUri(file.path, DELETED);
+      this.showDocument(right, '');
+    }
+    const name = file.path.split('/').pop();
+    const now = file.status === 'deleted' ? 'deleted' : 'now';
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${name} (before ${tool} ↔ ${now})`, { preview: true });
+  }
+
+  /**
+   * A file as the checkpoint of `uri` holds it, for an editor opened without Show diff (a
+   * window reloaded with it open): from the diff since then and the file now.
+   */
+  private async checkpointDocument(uri: vscode.Uri): Promise<string> {
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const path = uri.path.replace(/^\//, '');
+    if (uri.query === DELETED) return '';
+    if (!this.api || !root) throw new Error('The Modus server is not running: use Show diff again once it is.');
+    const { files } = await this.api.checkpointDiff(uri.query);
+    const file = files.find((f) => f.path === path);
+    const current = file?.status === 'deleted' ? '' : await readText(vscode.Uri.joinPath(root, path));
+    return file ? checkpointText(file, current) : current; // not in the diff: unchanged since
+  }
+
+  /**
+   * A card's Restore and a note's Undo restore. The files come back through workspace/applyEdit
+   * (saved like any edit) or on disk; after the conversation, its history is read again (shorter).
+   */
+  private async restore(checkpointId: string, what: RestoreKind, undoOf?: string): Promise<void> {
+    const api = this.requireApi();
+    if (!api) return;
+    this.dispatch({ type: 'restoreStarted', checkpointId });
+    let result;
+    try {
+      result = await api.restoreCheckpoint(checkpointId, what);
+    } catch (err) {
+      // e.g. refused while a turn runs
+      this.dispatch({ type: 'restoreFailed', text: `Could not restore: ${errorMessage(err)}` });
+      return;
+    }
+    if (what === 'both') {
+      await this.refreshState(); // a new task
+      await this.showConversation(result.conversationId, true);
+    }
+    this.dispatch({ type: 'restored', what, result, ...(undoOf ? { undoOf } : {}) });
   }
 
   async cancel(): Promise<void> {
@@ -735,6 +906,21 @@ async function resolvePython(configured: string | undefined): Promise<string> {
   return 'python3';
 }
 
+/** The URI of a file as a checkpoint holds it (`query`: the checkpoint's id, or DELETED). */
+function checkpointUri(path: string, query: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: `/${path}`, query });
+}
+
+/** A file's text on disk (UTF-8, a byte order mark kept: git's diff has it too). */
+async function readText(uri: vscode.Uri): Promise<string> {
+  const bytes = await vscode.workspace.fs.readFile(uri);
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new Error('it is not UTF-8 text');
+  }
+}
+
 /** Server commands that start work from the editor (code actions): the sidebar shows it. */
 const SIDEBAR_COMMANDS = new Set<string>([Command.PLAN_SELECTION, Command.START_IN_MODE]);
 
@@ -749,6 +935,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider('modus.chat', m, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerTextDocumentContentProvider(PROMPT_SCHEME, m),
+    vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, m),
     vscode.commands.registerCommand('modus.ui.switchMode', () => m.switchMode()),
     vscode.commands.registerCommand('modus.ui.showSystemPrompt', () => m.showSystemPrompt()),
     vscode.commands.registerCommand('modus.ui.newConversation', () => m.newConversation()),

@@ -3,8 +3,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { promptText } from '../src/protocol/client';
+import { checkpointText } from '../src/protocol/diff';
 import { Command } from '../src/protocol/generated';
 import { buildSettings } from '../src/protocol/settings';
+import { usageSummary } from '../src/protocol/usage';
 import { describe as lines, planApprovals, planBadge, planSteps } from '../src/protocol/view';
 import { parseMarkdown, section } from '../src/webview/markdown';
 import { DEMO_REQUEST, DEMO_TURNS, ServerSession, StartOptions, Turn } from './server';
@@ -202,9 +204,11 @@ describe('protocol layer against the real server', () => {
     assert.equal(diff.alwaysAllow, undefined);
     assert.match(diff.detail, /^\+\s+"command": \[\n\+\s+"echo hi"/m);
     assert.deepEqual(JSON.parse(s.read('.modus/settings.json')!), { maxRetries: 2, autoApprove: { modes: { code: { command: ['echo hi'] } } } });
+    // the settings file's diff is asked inside the card of the call it came from
+    assert.equal(diff.toolCallId, asked.toolCallId);
     assert.deepEqual(lines(s.view).filter((l) => l.includes('approval')), [
       `  approval tool approve (always): ${asked.title}`,
-      `approval tool approve: ${diff.title}`,
+      `  approval tool approve: ${diff.title}`,
     ]);
     await s.chat('again');
     assert.equal(s.approvals.length, 2, 'not asked again');
@@ -314,5 +318,119 @@ describe('plan mode and todos through the protocol layer', () => {
     assert.deepEqual([view.plan?.state, view.plan?.ended, planBadge(view.plan!)], ['normal', 'rejected', 'rejected']);
     const exit = view.entries.find((e) => e.type === 'tool' && e.name === 'plan_exit');
     assert.ok(exit?.type === 'tool' && /The user rejected the plan\. Their feedback: Not now/.test(exit.result ?? ''), JSON.stringify(exit));
+  });
+});
+
+describe('checkpoints and usage through the protocol layer', () => {
+  let session: ServerSession | undefined;
+  afterEach(async () => {
+    await session?.stop();
+    session = undefined;
+  });
+
+  const BEFORE = { 'greeting.txt': 'Hello\r\nworld\r\n', 'notes.md': '# Notes\nno end', 'old.txt': 'old\n' };
+  const start = () =>
+    new ServerSession({
+      files: BEFORE,
+      turns: [
+        {
+          text: 'Editing.',
+          toolCalls: [
+            { name: 'write_to_file', arguments: { path: 'new.txt', content: 'brand new\n' } },
+            { name: 'search_and_replace', arguments: { path: 'greeting.txt', search: 'world', replace: 'there' } },
+            { name: 'write_to_file', arguments: { path: 'notes.md', content: '# Notes\nno end, now with one\n' } },
+            { name: 'execute_command', arguments: { command: 'rm old.txt' } },
+          ],
+          usage: { inputTokens: 12_000, outputTokens: 300, cacheReadTokens: 2000 },
+        },
+        { text: 'Done.', usage: { inputTokens: 13_000, outputTokens: 50 } },
+        { text: 'Going on from there.' },
+      ],
+      settings: {
+        autoApprove: { edit: true, command: true },
+        models: { default: { provider: 'scripted', script: 'script.yaml', pricing: { input: 3, output: 15, cacheRead: 0.3 } } },
+      },
+    }).start();
+  const AFTER = { 'new.txt': 'brand new\n', 'greeting.txt': 'Hello\r\nthere\r\n', 'notes.md': '# Notes\nno end, now with one\n', 'old.txt': undefined };
+  const files = (s: ServerSession) => Object.fromEntries(['new.txt', 'greeting.txt', 'notes.md', 'old.txt'].map((p) => [p, s.read(p)]));
+
+  it('each edit or command card has its checkpoint; each file as it was is rebuilt from the diff; restore and its undo', async () => {
+    const s = (session = await start());
+    await s.chat('Edit things');
+    assert.deepEqual(files(s), AFTER);
+    const cid = s.view.conversationId!;
+    const list = await s.api.checkpoints(cid);
+    assert.equal(list.disabled, undefined);
+    s.record({ type: 'checkpoints', conversationId: cid, checkpoints: list.checkpoints });
+    const cards = s.view.entries.flatMap((e) => (e.type === 'tool' ? [e.id.slice('tool:'.length)] : []));
+    assert.equal(cards.length, 4);
+    assert.deepEqual(Object.keys(s.view.checkpoints).sort(), [...cards].sort(), 'every card (edits and a command) has one');
+    assert.equal(list.checkpoints.filter((c) => !c.toolCallId).length, 1, "the turn's start has none of a card");
+
+    // the checkpoint before the first call: every file as it was, from the diff and the file now
+    const first = s.view.checkpoints[cards[0]];
+    const diff = (await s.api.checkpointDiff(first.id)).files;
+    assert.deepEqual(diff.map((f) => [f.path, f.status]), [['greeting.txt', 'modified'], ['new.txt', 'added'], ['notes.md', 'modified'], ['old.txt', 'deleted']]);
+    for (const f of diff) {
+      const then = checkpointText(f, s.read(f.path) ?? '');
+      assert.equal(then, BEFORE[f.path as keyof typeof BEFORE] ?? '', f.path);
+    }
+
+    // restore the files: the texts through applyEdit (the client applies edits), the rest on disk
+    const edits = s.edits.length;
+    const restored = await s.api.restoreCheckpoint(first.id, 'files');
+    s.record({ type: 'restored', what: 'files', result: restored });
+    assert.deepEqual([...restored.restored].sort(), ['greeting.txt', 'new.txt', 'notes.md', 'old.txt']);
+    assert.deepEqual(files(s), { ...BEFORE, 'new.txt': undefined });
+    assert.ok(s.edits.length > edits, 'through the editor');
+    const note = s.view.entries[s.view.entries.length - 1];
+    assert.ok(note.type === 'restore' && note.undo === restored.checkpoint);
+    assert.equal(lines(s.view).pop(), 'Restored 4 files: greeting.txt, new.txt, notes.md, old.txt. [Undo restore]');
+
+    // Undo restore: the files of the checkpoint the restore took first
+    const undone = await s.api.restoreCheckpoint(restored.checkpoint, 'files');
+    s.record({ type: 'restored', what: 'files', result: undone, undoOf: note.id });
+    assert.deepEqual(files(s), AFTER);
+    assert.deepEqual(lines(s.view).slice(-2), ['Restored 4 files: greeting.txt, new.txt, notes.md, old.txt (undone).', 'Restore undone: put back 4 files: greeting.txt, new.txt, notes.md, old.txt.']);
+  });
+
+  it('restoring the conversation cuts it back to just before the call: the later calls show as undone, the next turn goes on from there', async () => {
+    const s = (session = await start());
+    await s.chat('Edit things');
+    const cid = s.view.conversationId!;
+    const second = (await s.api.checkpoints(cid)).checkpoints.filter((c) => c.toolCallId)[1];
+    const result = await s.api.restoreCheckpoint(second.id, 'both');
+    assert.deepEqual([...result.restored].sort(), ['greeting.txt', 'notes.md', 'old.txt']);
+    assert.equal(files(s)['new.txt'], 'brand new\n', 'made before that call: it stays');
+    s.record({ type: 'history', conversationId: cid, messages: (await s.api.history(cid)).messages, restored: true });
+    s.record({ type: 'restored', what: 'both', result });
+    assert.deepEqual(lines(s.view), [
+      'user: Edit things',
+      'assistant: Editing.',
+      'tool write_to_file completed',
+      'tool search_and_replace undone',
+      'tool write_to_file undone',
+      'tool execute_command undone',
+      'Restored the conversation and 3 files: greeting.txt, notes.md, old.txt. [Undo restore]',
+    ]);
+    await s.chat('Go on', cid);
+    assert.equal(lines(s.view).pop(), 'assistant: Going on from there.');
+  });
+
+  it('usage updates summed in the view are what modus/usage/get answers; the header shows the task’s tokens and cost', async () => {
+    const s = (session = await start());
+    s.record({ type: 'state', state: await s.api.state() });
+    await s.chat('Edit things');
+    const cid = s.view.conversationId!;
+    const got = await s.api.usage(cid);
+    const approx = (u: { cost: number | null }) => ({ ...u, cost: u.cost === null ? null : Math.round(u.cost * 1e9) / 1e9 });
+    assert.deepEqual(approx(s.view.usage!.total), approx(got.total));
+    assert.deepEqual(Object.keys(s.view.usage!.byTask), Object.keys(got.byTask));
+    assert.deepEqual(approx(s.view.usage!.byMode.code.act!), approx(got.byMode.code.act!));
+    // (12,000 × 3 + 300 × 15 + 2,000 × 0.3 + 13,000 × 3 + 50 × 15) / 1,000,000
+    assert.equal(approx(got.total).cost, 0.08085);
+    const summary = usageSummary(s.view.usage, s.view.taskId)!;
+    assert.equal(summary.text, '27.4k tokens · $0.08');
+    assert.deepEqual(summary.rows, [{ mode: 'code', phase: 'act', text: '27.4k tokens · $0.08' }]);
   });
 });

@@ -24,6 +24,8 @@ export function modusPython(): string {
 export interface Turn {
   text?: string;
   toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+  /** the tokens the scripted model reports for this request */
+  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number };
 }
 
 export interface StartOptions {

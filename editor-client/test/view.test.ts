@@ -18,9 +18,11 @@ import {
   planSteps,
   reduce,
   replay,
+  restoreNote,
   splitFeedback,
   ViewState,
 } from '../src/protocol/view';
+import { addUsage, formatCost, formatCount, usageSummary, usageText } from '../src/protocol/usage';
 import { inlineCode, parseMarkdown, section } from '../src/webview/markdown';
 import { candidates, insertMention, mentionAt } from '../src/webview/mentions';
 import { CLIENT_DIR } from './server';
@@ -722,5 +724,154 @@ describe('@-completion', () => {
   it('puts @name and one space in place of the token, the caret after it', () => {
     assert.deepEqual(insertMention('hi @ar', { start: 3, end: 6, query: 'ar' }, 'architect'), { text: 'hi @architect ', caret: 14 });
     assert.deepEqual(insertMention('@ar design', { start: 0, end: 3, query: 'ar' }, 'architect'), { text: '@architect design', caret: 11 });
+  });
+});
+
+describe('checkpoints and restores', () => {
+  const cp = (id: string, toolCallId?: string) => ({ id, conversationId: C, createdAt: '2025-01-01T00:00:00+00:00', label: `before ${id}`, ...(toolCallId ? { toolCallId } : {}) });
+  const call = (toolCallId: string, status = 'completed') =>
+    up({ kind: 'tool_call', turnId: 't1', agent: 'modus', toolCallId, name: 'write_to_file', params: { path: 'a.txt' }, status });
+
+  it('keeps the checkpoints taken before a call by its toolCallId; a turn’s start and another conversation’s list are left out', () => {
+    let view = replay([call('call-1'), call('call-2')]);
+    view = reduce(view, { type: 'checkpoints', conversationId: C, checkpoints: [cp('k0'), cp('k1', 'call-1')] });
+    assert.deepEqual(Object.keys(view.checkpoints), ['call-1']);
+    assert.equal(view.checkpoints['call-1'].id, 'k1');
+    assert.equal(reduce(view, { type: 'checkpoints', conversationId: 'elsewhere', checkpoints: [] }), view, 'a late answer about another conversation');
+    // a new conversation has none; the history of the same conversation keeps them
+    assert.deepEqual(reduce(view, { type: 'newConversation', conversationId: 'c2' }).checkpoints, {});
+    assert.equal(reduce(view, { type: 'history', conversationId: C, messages: [] }).checkpoints, view.checkpoints);
+    assert.deepEqual(reduce(view, { type: 'history', conversationId: 'c2', messages: [] }).checkpoints, {});
+  });
+
+  it('a restore waits, then leaves a note with Undo restore; undoing marks it and notes the undo', () => {
+    let view = replay([call('call-1'), { type: 'restoreStarted', checkpointId: 'k1' }]);
+    assert.equal(view.restoring, 'k1');
+    view = reduce(view, { type: 'restored', what: 'files', result: { restored: ['a.txt', 'src/b.py'], checkpoint: 'k-before', conversationId: C } });
+    assert.equal(view.restoring, null);
+    const note = view.entries[view.entries.length - 1];
+    assert.deepEqual(note, { type: 'restore', id: note.id, what: 'files', restored: ['a.txt', 'src/b.py'], undo: 'k-before' });
+    assert.deepEqual(lines(view), ['tool write_to_file completed', 'Restored 2 files: a.txt, src/b.py. [Undo restore]']);
+
+    view = replay(
+      [
+        { type: 'restoreStarted', checkpointId: 'k-before' },
+        { type: 'restored', what: 'files', result: { restored: ['a.txt'], checkpoint: 'k-undo', conversationId: C }, undoOf: note.id },
+      ],
+      view,
+    );
+    assert.deepEqual(lines(view).slice(1), ['Restored 2 files: a.txt, src/b.py (undone).', 'Restore undone: put back 1 file: a.txt.']);
+    assert.equal(view.restoring, null);
+  });
+
+  it('a failed restore is an error in the chat and the buttons come back', () => {
+    const view = replay([{ type: 'restoreStarted', checkpointId: 'k1' }, { type: 'restoreFailed', text: 'Could not restore: a turn is running' }]);
+    assert.equal(view.restoring, null);
+    assert.deepEqual(lines(view), ['error: Could not restore: a turn is running']);
+  });
+
+  it('says what came back', () => {
+    const note = (what: 'files' | 'both' | 'undo', restored: string[], undone = false) => restoreNote({ type: 'restore', id: 'e', what, restored, undone });
+    assert.equal(note('files', ['a.txt']), 'Restored 1 file: a.txt.');
+    assert.equal(note('files', []), 'Restored: no file had changed.');
+    assert.equal(note('both', ['a.txt', 'b.txt']), 'Restored the conversation and 2 files: a.txt, b.txt.');
+    assert.equal(note('both', []), 'Restored the conversation (no file had changed).');
+    assert.equal(note('files', ['a.txt'], true), 'Restored 1 file: a.txt (undone).');
+    assert.equal(note('both', ['a.txt'], true), 'Restored the conversation and 1 file: a.txt (the files undone).');
+    assert.equal(note('undo', ['a.txt']), 'Restore undone: put back 1 file: a.txt.');
+    assert.equal(note('undo', []), 'Restore undone: no file had changed.');
+    // nothing to put back: no Undo
+    const view = reduce(initialView(), { type: 'restored', what: 'both', result: { restored: [], checkpoint: 'k', conversationId: C } });
+    assert.equal((view.entries[0] as { undo?: string }).undo, undefined);
+  });
+});
+
+describe('usage and cost', () => {
+  const usage = (taskId: string, mode: string, phase: 'plan' | 'act', inputTokens: number, outputTokens: number, cost: number | null, extra = {}) =>
+    up({ kind: 'usage', taskId, agent: 'modus', mode, phase, inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, cost, ...extra });
+  const state = (taskId: string): State => ({
+    conversationId: C,
+    mode: { slug: 'code', name: 'Code' },
+    phase: 'act',
+    yolo: false,
+    plan: { state: 'normal', completedSteps: [] } as unknown as PlanInfo,
+    task: { id: taskId, mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, maxTokens: null, reasoningEffort: null, thinkingBudgetTokens: null } },
+  });
+
+  it('sums each usage update per task, mode and phase, agent and in total, as modus/usage/get does', () => {
+    const view = replay([
+      { type: 'state', state: state('task-1') },
+      usage('task-1', 'code', 'act', 10_000, 300, 0.0345, { cacheReadTokens: 2000 }),
+      usage('task-1', 'code', 'act', 1000, 100, 0.0045),
+      usage('task-2', 'architect', 'plan', 5000, 200, 0.018),
+      up({ conversationId: 'elsewhere', kind: 'usage', taskId: 'x', agent: 'modus', mode: 'code', phase: 'act', inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 1 }),
+    ]);
+    const u = view.usage!;
+    assert.deepEqual(u.total, { inputTokens: 16_000, outputTokens: 600, cacheReadTokens: 2000, cacheWriteTokens: 0, cost: 0.0345 + 0.0045 + 0.018 });
+    assert.equal(u.byTask['task-1'].inputTokens, 11_000);
+    assert.equal(u.byMode.code.act!.outputTokens, 400);
+    assert.equal(u.byMode.architect.plan!.inputTokens, 5000);
+    assert.equal(u.byMode.code.plan, undefined);
+    assert.equal(u.byAgent.modus.outputTokens, 600);
+    assert.equal(view.taskId, 'task-1');
+  });
+
+  it('an unknown price makes the sums’ cost unknown', () => {
+    const view = replay([usage('t', 'code', 'act', 10, 10, 0.5), usage('t', 'code', 'act', 10, 10, null)]);
+    assert.equal(view.usage!.total.cost, null);
+    assert.equal(addUsage(undefined, { inputTokens: 1, outputTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 4, cost: 0.25 }).cost, 0.25);
+  });
+
+  it('the answer of modus/usage/get replaces the sums; a mode or phase change names the new task', () => {
+    const sums = { total: { inputTokens: 5, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, cost: null }, byTask: {}, byMode: {}, byAgent: {} };
+    let view = replay([up({ kind: 'message', role: 'user', text: 'hi' }), { type: 'usage', conversationId: C, usage: sums }]);
+    assert.equal(view.usage, sums);
+    assert.equal(reduce(view, { type: 'usage', conversationId: 'elsewhere', usage: null }).usage, sums);
+    view = reduce(view, up({ kind: 'mode_changed', from: 'code', to: 'ask', by: 'user', taskId: 'task-ask' }));
+    assert.equal(view.taskId, 'task-ask');
+    view = reduce(view, up({ kind: 'phase_changed', from: 'act', to: 'plan', by: 'user', taskId: 'task-plan' }));
+    assert.equal(view.taskId, 'task-plan');
+    assert.equal(reduce(view, { type: 'newConversation', conversationId: 'c2' }).usage, null);
+  });
+
+  it('formats token counts in three digits at most', () => {
+    const cases: [number, string][] = [
+      [0, '0'], [950, '950'], [999, '999'], [1000, '1k'], [1234, '1.2k'], [12_345, '12.3k'], [99_949, '99.9k'], [99_960, '100k'],
+      [123_456, '123k'], [999_499, '999k'], [999_600, '1M'], [1_500_000, '1.5M'], [12_345_678, '12.3M'], [2_000_000_000, '2B'],
+    ];
+    for (const [n, text] of cases) assert.equal(formatCount(n), text, String(n));
+  });
+
+  it('formats a cost in dollars and cents, "<$0.01" below a cent, "cost unknown" without a price', () => {
+    const cases: [number | null, string][] = [
+      [null, 'cost unknown'], [0, '$0.00'], [0.0001, '<$0.01'], [0.0049, '<$0.01'], [0.005, '$0.01'], [0.0405, '$0.04'],
+      [0.999, '$1.00'], [12.5, '$12.50'], [1234.567, '$1,234.57'],
+    ];
+    for (const [cost, text] of cases) assert.equal(formatCost(cost), text, String(cost));
+    assert.equal(usageText({ inputTokens: 1, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cost: null }), '1 token · cost unknown');
+  });
+
+  it('the header’s text is the current task’s; the tooltip’s rows each mode and phase, in the modes’ order', () => {
+    const view = replay([
+      usage('task-1', 'code', 'act', 12_000, 300, 0.0405),
+      usage('task-2', 'architect', 'plan', 4000, 100, null),
+      usage('task-3', 'zed', 'act', 10, 0, 0),
+      usage('task-4', 'architect', 'act', 1000, 0, 0.003),
+    ]);
+    const summary = usageSummary(view.usage, 'task-1', ['code', 'architect'])!;
+    assert.equal(summary.text, '12.3k tokens · $0.04');
+    assert.deepEqual(summary.parts, { count: '12.3k', unit: 'tokens', cost: '$0.04', priced: true });
+    assert.equal(summary.breakdown, 'in 12k · out 300 · cache read 0 · cache write 0');
+    assert.equal(summary.conversation, '17.4k tokens · cost unknown');
+    assert.deepEqual(summary.rows, [
+      { mode: 'code', phase: 'act', text: '12.3k tokens · $0.04' },
+      { mode: 'architect', phase: 'plan', text: '4.1k tokens · cost unknown' },
+      { mode: 'architect', phase: 'act', text: '1k tokens · <$0.01' },
+      { mode: 'zed', phase: 'act', text: '10 tokens · $0.00' },
+    ]);
+    assert.equal(usageSummary(view.usage, 'task-new')!.text, '0 tokens · $0.00', 'a task without requests yet');
+    assert.equal(usageSummary(view.usage, null)!.text, '17.4k tokens · cost unknown', 'no task known: the conversation');
+    assert.equal(usageSummary(null, 'task-1'), null, 'no usage known');
+    assert.equal(usageSummary(initialView().usage, null), null);
   });
 });

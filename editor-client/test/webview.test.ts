@@ -1019,3 +1019,276 @@ describe('chat webview: always allow, a stored conversation by turn, the mode ru
     await page.close();
   });
 });
+
+describe('chat webview: checkpoints on tool cards, restores, tokens and cost in the header', () => {
+  let browser: Browser;
+  const conversationId = 'conv-ck';
+  const modes: Action = {
+    type: 'modes',
+    modes: {
+      current: 'code',
+      modes: [
+        { slug: 'code', name: 'Code', description: 'Write code', whenToUse: null, source: 'builtin', groups: ['read', 'edit', 'command'] },
+        { slug: 'architect', name: 'Architect', description: 'Plan', whenToUse: null, source: 'builtin', groups: ['read'] },
+      ],
+    },
+  };
+  const state: Action = {
+    type: 'state',
+    state: {
+      mode: { slug: 'code', name: 'Code' },
+      phase: 'act',
+      conversationId,
+      yolo: false,
+      task: { id: 'task-code', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      plan: { state: 'normal', completedSteps: [] },
+    },
+  };
+  const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
+  const call = (toolCallId: string, name: string, path: string) =>
+    up({ kind: 'tool_call', turnId: 't1', agent: 'modus', toolCallId, name, params: { path }, status: 'completed', result: 'ok' });
+  const checkpoints: Action = {
+    type: 'checkpoints',
+    conversationId,
+    checkpoints: [
+      { id: 'k-start', conversationId, createdAt: '2025-01-01T00:00:00+00:00', label: "modus's turn starts" },
+      { id: 'k-write', conversationId, toolCallId: 'c-write', createdAt: '2025-01-01T00:00:01+00:00', label: 'before write_to_file notes.md' },
+    ],
+  };
+  const usage = (taskId: string, mode: string, phase: string, inputTokens: number, outputTokens: number, cost: number | null) =>
+    up({ kind: 'usage', taskId, agent: 'modus', mode, phase, inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0, cost });
+  const open = async (actions: Action[] = [], width = 360) => {
+    const page = await openChat(browser, { width, height: 700 });
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, modes, state, ...actions]));
+    return page;
+  };
+  const conversation = [
+    up({ kind: 'turn_started', turnId: 't1', agent: 'modus' }),
+    call('c-read', 'read_file', 'a.txt'),
+    call('c-write', 'write_to_file', 'notes.md'),
+    up({ kind: 'turn_ended', turnId: 't1', agent: 'modus', outcome: 'completed' }),
+    checkpoints,
+  ];
+
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('a card with a checkpoint has Show diff and Restore; one without has neither', async () => {
+    const page = await open(conversation);
+    const write = page.locator('.card.tool[data-tool="write_to_file"]');
+    await write.locator('.checkpoint').waitFor();
+    assert.deepEqual(await write.locator('.checkpoint').getByRole('button').allTextContents(), ['Show diff', 'Restore']);
+    assert.equal(await page.locator('.card.tool[data-tool="read_file"] .checkpoint').count(), 0);
+    await write.getByRole('button', { name: 'Show diff' }).click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'showDiff'), [{ type: 'showDiff', checkpointId: 'k-write', tool: 'write_to_file' }]);
+    await page.close();
+  });
+
+  it('Restore opens its choices (files, files and conversation), by keyboard too; Escape and Cancel close them', async () => {
+    const page = await open(conversation);
+    const card = page.locator('.card.tool[data-tool="write_to_file"]');
+    const restore = card.getByRole('button', { name: 'Restore', exact: true });
+    assert.equal(await restore.getAttribute('aria-expanded'), 'false');
+    await restore.click();
+    const choices = card.getByRole('group', { name: 'Restore to just before this call' });
+    await choices.waitFor();
+    assert.equal(await restore.getAttribute('aria-expanded'), 'true');
+    assert.equal(await restore.getAttribute('aria-controls'), await choices.getAttribute('id'));
+    assert.deepEqual(await choices.getByRole('button').allTextContents(), ['Files', 'Files and conversation…', 'Cancel']);
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Restore files', 'the first choice has the focus');
+    await page.keyboard.press('Escape');
+    await choices.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Restore', 'back on Restore');
+    await page.keyboard.press('Enter');
+    await choices.getByRole('button', { name: 'Cancel' }).click();
+    await choices.waitFor({ state: 'detached' });
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'restore'), [], 'nothing restored');
+    await page.close();
+  });
+
+  it('Restore files posts the restore; the card waits; the note says what came back, with Undo restore', async () => {
+    const page = await open(conversation);
+    const card = page.locator('.card.tool[data-tool="write_to_file"]');
+    await card.getByRole('button', { name: 'Restore', exact: true }).click();
+    await card.getByRole('button', { name: 'Restore files', exact: true }).click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'restore'), [{ type: 'restore', checkpointId: 'k-write', what: 'files' }]);
+    await feed(page, toWebview([{ type: 'restoreStarted', checkpointId: 'k-write' }]));
+    const restore = card.locator('button.restore');
+    assert.equal(await restore.textContent(), 'Restoring…');
+    assert.equal(await restore.getAttribute('aria-disabled'), 'true');
+    assert.equal(await card.locator('.restore-choices').count(), 0, 'the choices are closed');
+
+    await feed(page, toWebview([{ type: 'restored', what: 'files', result: { restored: ['notes.md'], checkpoint: 'k-undo', conversationId } }]));
+    const note = page.locator('.note.restore-note');
+    await note.waitFor();
+    assert.equal(await note.getAttribute('role'), 'status');
+    assert.equal(await note.textContent(), 'Restored 1 file: notes.md.Undo restore');
+    const muted = await note.evaluate((e) => getComputedStyle(e).color);
+    assert.equal(muted, await page.locator('.note').first().evaluate((e) => getComputedStyle(e).color), 'muted like the other notes');
+    assert.equal(await restore.textContent(), 'Restore');
+    assert.equal(await restore.getAttribute('aria-disabled'), null);
+
+    await note.getByRole('button', { name: 'Undo restore' }).click();
+    const undo = (await posted(page)).filter((m) => m.type === 'undoRestore');
+    assert.equal(undo.length, 1);
+    assert.equal(undo[0].checkpointId, 'k-undo');
+    await feed(page, toWebview([
+      { type: 'restoreStarted', checkpointId: 'k-undo' },
+      { type: 'restored', what: 'files', result: { restored: ['notes.md'], checkpoint: 'k-again', conversationId }, undoOf: undo[0].entryId },
+    ]));
+    assert.deepEqual(await page.locator('.note.restore-note').allTextContents(), ['Restored 1 file: notes.md (undone).', 'Restore undone: put back 1 file: notes.md.']);
+    await page.close();
+  });
+
+  it('Files and conversation asks first: the messages after the call leave the chat', async () => {
+    const page = await open(conversation);
+    const card = page.locator('.card.tool[data-tool="write_to_file"]');
+    await card.getByRole('button', { name: 'Restore', exact: true }).click();
+    await card.getByRole('button', { name: 'Restore files and conversation…' }).click();
+    const confirm = card.getByRole('group', { name: 'Restore files and conversation?' });
+    await confirm.waitFor();
+    assert.match((await confirm.textContent()) ?? '', /The messages after this call leave the chat and the agent forgets them/);
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Restore files and conversation');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'restore'), [], 'not yet');
+    await confirm.getByRole('button', { name: 'Restore files and conversation' }).click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'restore'), [{ type: 'restore', checkpointId: 'k-write', what: 'both' }]);
+    await page.close();
+  });
+
+  it('after a restore of the conversation, the calls it no longer has are muted cards marked undone, still with their checkpoint', async () => {
+    const history: Action = {
+      type: 'history',
+      conversationId,
+      restored: true,
+      messages: [
+        { id: 'm1', role: 'user', text: 'Write the notes', metadata: {} },
+        {
+          id: 'm2',
+          role: 'assistant',
+          text: 'Writing.',
+          agent: 'modus',
+          metadata: { turnId: 't1', toolCalls: [{ id: 'c-write', name: 'write_to_file', arguments: { path: 'notes.md' } }] },
+        },
+      ],
+    };
+    const page = await open([history, checkpoints]);
+    const card = page.locator('.card.tool[data-tool="write_to_file"]');
+    await card.locator('.undone-note').waitFor();
+    assert.equal(await card.locator('.status').textContent(), 'undone');
+    assert.equal(await card.locator('.undone-note').textContent(), 'The conversation was restored to just before this call: the agent no longer knows it.');
+    assert.doesNotMatch((await card.getAttribute('class')) ?? '', /has-error/);
+    assert.equal(await card.locator('.error').count(), 0);
+    assert.deepEqual(await card.locator('.checkpoint').getByRole('button').allTextContents(), ['Show diff', 'Restore']);
+    await page.close();
+  });
+
+  it('no restore while a turn runs (the server refuses it): Restore and Undo restore say why and do nothing', async () => {
+    const page = await open([
+      ...conversation,
+      { type: 'restored', what: 'files', result: { restored: ['notes.md'], checkpoint: 'k-undo', conversationId } },
+      up({ kind: 'turn_started', turnId: 't2', agent: 'modus' }),
+    ]);
+    const restore = page.locator('.card.tool[data-tool="write_to_file"] button.restore');
+    await restore.waitFor();
+    assert.equal(await restore.getAttribute('aria-disabled'), 'true');
+    assert.equal(await restore.getAttribute('title'), 'Restore once the turn has ended');
+    await restore.dispatchEvent('click'); // aria-disabled: focusable, but a click does nothing
+    assert.equal(await page.locator('.restore-choices').count(), 0);
+    const undo = page.getByRole('button', { name: 'Undo restore' });
+    assert.equal(await undo.getAttribute('aria-disabled'), 'true');
+    assert.equal(await undo.getAttribute('title'), 'Undo once the turn has ended');
+    await undo.dispatchEvent('click');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'restore' || m.type === 'undoRestore'), [], 'nothing asked of the server');
+    await feed(page, toWebview([up({ kind: 'turn_ended', turnId: 't2', agent: 'modus', outcome: 'completed' })]));
+    assert.equal(await restore.getAttribute('aria-disabled'), null);
+    assert.equal(await undo.getAttribute('aria-disabled'), null);
+    await page.close();
+  });
+
+  it('the header shows the current task’s tokens and cost, the breakdown by mode and phase on hover and on focus', async () => {
+    const page = await open();
+    const box = page.locator('#usage');
+    assert.equal(await box.isVisible(), false, 'nothing before a model request');
+    await feed(page, toWebview([
+      usage('task-arch', 'architect', 'plan', 4000, 100, 0.0135),
+      usage('task-code', 'code', 'act', 10_000, 200, 0.033),
+      usage('task-code', 'code', 'act', 2000, 100, 0.0075),
+    ]));
+    await box.waitFor();
+    assert.equal(await box.locator('.usage-text').textContent(), '12.3k tokens · $0.04');
+    assert.equal(await box.getAttribute('aria-label'), 'This task: 12.3k tokens · $0.04');
+    const tip = page.locator('#usage-tip');
+    assert.equal(await tip.isVisible(), false);
+    await box.hover();
+    await tip.waitFor();
+    assert.equal(await tip.getAttribute('role'), 'tooltip');
+    assert.equal(await box.getAttribute('aria-describedby'), 'usage-tip');
+    assert.equal(await tip.locator('.usage-tip-title').first().textContent(), 'This task (Code · ACT)');
+    assert.equal(await tip.locator('.usage-tip-kinds').textContent(), 'in 12k · out 300 · cache read 0 · cache write 0');
+    assert.equal(await tip.locator('.usage-tip-total').textContent(), '16.4k tokens · $0.05');
+    const rows = await tip.locator('tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    assert.deepEqual(rows, [
+      ['Code · ACT', '12.3k tokens · $0.04'],
+      ['Architect · PLAN', '4.1k tokens · $0.01'],
+    ]);
+    const inside = await tip.boundingBox();
+    assert.ok(inside && inside.x >= 0 && inside.x + inside.width <= 360, `the tooltip stays in the sidebar: ${JSON.stringify(inside)}`);
+    await page.mouse.move(5, 600);
+    await tip.waitFor({ state: 'hidden' });
+    // by keyboard: focus shows it, Escape hides it
+    await box.focus();
+    await tip.waitFor();
+    await page.keyboard.press('Escape');
+    await tip.waitFor({ state: 'hidden' });
+    await page.close();
+  });
+
+  it('a task without a price shows “cost unknown”; a mode change starts the next task’s count', async () => {
+    const page = await open([usage('task-code', 'code', 'act', 900, 50, null)]);
+    const text = page.locator('#usage .usage-text');
+    await text.waitFor();
+    assert.equal(await text.textContent(), '950 tokens · cost unknown');
+    await feed(page, toWebview([up({ kind: 'mode_changed', from: 'code', to: 'architect', by: 'user', taskId: 'task-arch' })]));
+    assert.equal(await text.textContent(), '0 tokens · $0.00');
+    await feed(page, toWebview([usage('task-arch', 'architect', 'act', 1000, 234, 0.002)]));
+    assert.equal(await text.textContent(), '1.2k tokens · <$0.01');
+    await page.close();
+  });
+
+  const fits = async (page: Page, width: number, ids: string[]) => {
+    for (const id of ids) {
+      const b = await page.locator(id).boundingBox();
+      assert.ok(b && b.width > 0 && b.x >= 0 && b.x + b.width <= width, `${id} inside 0..${width}: ${JSON.stringify(b)}`);
+    }
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, 'no horizontal scrolling');
+  };
+  const running = up({ kind: 'turn_started', turnId: 't9', agent: 'modus' });
+  const shown = (page: Page) => page.locator('#usage .usage-text span').evaluateAll((spans) => spans.filter((s) => getComputedStyle(s).display !== 'none').map((s) => s.textContent).join(''));
+
+  it('in a narrow sidebar (300px) the header shows the cost alone, the tokens when the cost is unknown', async () => {
+    const page = await open([running, usage('task-code', 'code', 'act', 123_456, 7890, 1.2345)], 300);
+    await page.locator('#usage').waitFor();
+    assert.equal(await shown(page), '$1.23');
+    assert.equal(await page.locator('#usage').getAttribute('aria-label'), 'This task: 131k tokens · $1.23', 'the whole of it for a screen reader');
+    await fits(page, 300, ['#mode', '#phase', '#busy', '#usage', '#cancel', '#history', '#new']);
+    await feed(page, toWebview([usage('task-code', 'code', 'act', 1, 1, null)]));
+    assert.equal(await shown(page), '131k tokens');
+    await fits(page, 300, ['#mode', '#usage', '#cancel', '#history', '#new']);
+    await page.close();
+  });
+
+  it('in a very narrow sidebar (250px) the usage has a row of its own under the controls', async () => {
+    const page = await open([running, usage('task-code', 'code', 'act', 123_456, 7890, 1.2345)], 250);
+    await page.locator('#usage').waitFor();
+    assert.equal(await shown(page), '131k tokens · $1.23');
+    await fits(page, 250, ['#mode', '#phase', '#busy', '#usage', '#cancel', '#history', '#new']);
+    const usageBox = (await page.locator('#usage').boundingBox())!;
+    const newBox = (await page.locator('#new').boundingBox())!;
+    assert.ok(usageBox.y >= newBox.y + newBox.height - 1, `below the controls: ${JSON.stringify([usageBox, newBox])}`);
+    await page.close();
+  });
+});

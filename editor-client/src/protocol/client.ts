@@ -89,6 +89,22 @@ export class ModusApi {
   todos(agent?: string) {
     return this.request(Method.todosGet, agent ? { agent } : {});
   }
+  /** The conversation's checkpoints, oldest first (`disabled` says why there are none). */
+  checkpoints(conversationId: string) {
+    return this.request(Method.checkpointsList, { conversationId });
+  }
+  /** The files changed since the checkpoint, each with git's unified diff from the checkpoint to now. */
+  checkpointDiff(id: string) {
+    return this.request(Method.checkpointsDiff, { id });
+  }
+  /** Back to the checkpoint: its files, its conversation, or both (refused while a turn runs). */
+  restoreCheckpoint(id: string, restore: 'files' | 'conversation' | 'both') {
+    return this.request(Method.checkpointsRestore, { id, restore });
+  }
+  /** The conversation's tokens and cost: in total, per task, per mode and phase, per agent. */
+  usage(conversationId: string) {
+    return this.request(Method.usageGet, { conversationId });
+  }
 
   /**
    * The MCP servers with their state, tools and resources (`modus/mcp/list`); null when the

@@ -6,6 +6,8 @@ import type {
   ApprovalRequest,
   ApprovalResponse,
   ChatSendResult,
+  CheckpointInfo,
+  CheckpointsRestoreResult,
   ConversationSummary,
   HistoryMessage,
   McpServerInfo,
@@ -17,9 +19,12 @@ import type {
   Todo,
   ToolError,
   Update,
+  UsageGetResult,
 } from './generated';
+import { withRequest } from './usage';
 
-export type ToolStatus = 'pending' | 'running' | 'completed' | 'failed';
+/** `undone`: a call the conversation no longer has, restored to just before it */
+export type ToolStatus = 'pending' | 'running' | 'completed' | 'failed' | 'undone';
 export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancelled';
 
 /**
@@ -54,7 +59,16 @@ export type Entry =
       always?: boolean;
     }
   | { type: 'turn'; id: string; turnId?: string; agent: string; outcome: string }
+  /**
+   * A restore of a checkpoint (`what`: the files, the files and the conversation, or the undoing
+   * of an earlier restore) and the files it put back. `undo`: the checkpoint the server took just
+   * before, whose files undo it; `undone` once they did.
+   */
+  | { type: 'restore'; id: string; what: RestoreKind | 'undo'; restored: string[]; undo?: string; undone?: boolean }
   | { type: 'error'; id: string; text: string };
+
+/** What the user restores from a tool card: its files, or its files and the conversation. */
+export type RestoreKind = 'files' | 'both';
 
 /**
  * The agent's plan, from `plan` updates and `State.plan` (a reload has only the latter, without the
@@ -122,6 +136,14 @@ export interface ViewState {
   mcp: McpServerInfo[] | null;
   /** the conversation list, once asked for */
   conversations: ConversationSummary[] | null;
+  /** the current task (`State.task.id`, then the one a mode or phase change built): the header shows its usage */
+  taskId: string | null;
+  /** the conversation's tokens and cost (`modus/usage/get`, then each `usage` update); null: not known */
+  usage: UsageGetResult | null;
+  /** the conversation's checkpoints taken before a tool call, by that call's toolCallId (`modus/checkpoints/list`) */
+  checkpoints: Record<string, CheckpointInfo>;
+  /** the checkpoint being restored, until the server answers */
+  restoring: string | null;
   /** counter for client-side entry ids */
   seq: number;
 }
@@ -137,15 +159,27 @@ export type Action =
   | { type: 'sent'; result: ChatSendResult }
   | { type: 'error'; text: string }
   | { type: 'server'; server: ServerView }
-  /** shows a stored conversation (`modus/chat/history`) in place of the current entries */
-  | { type: 'history'; conversationId: string; messages: HistoryMessage[] }
+  /**
+   * shows a stored conversation (`modus/chat/history`) in place of the current entries; `restored`:
+   * read again after a restore of the conversation (no turn runs: a call without an answer was undone)
+   */
+  | { type: 'history'; conversationId: string; messages: HistoryMessage[]; restored?: boolean }
   | { type: 'conversations'; conversations: ConversationSummary[] | null }
   /** the todo list as `modus/todos/get` answers it (on start, so a reload shows it) */
   | { type: 'todos'; todos: Todo[] }
   /** the agents and members as `modus/agents/list` answers it (asked for by the composer) */
   | { type: 'agents'; agents: AgentsListResult }
   /** the MCP servers as `modus/mcp/list` or `modus.mcp.restart` answers it (null: the server has no MCP) */
-  | { type: 'mcp'; servers: McpServerInfo[] | null };
+  | { type: 'mcp'; servers: McpServerInfo[] | null }
+  /** the conversation's usage as `modus/usage/get` answers it (null: none known, e.g. a conversation not stored yet) */
+  | { type: 'usage'; conversationId: string; usage: UsageGetResult | null }
+  /** the conversation's checkpoints as `modus/checkpoints/list` answers it */
+  | { type: 'checkpoints'; conversationId: string; checkpoints: CheckpointInfo[] }
+  /** the user restores a checkpoint (its card's buttons wait) */
+  | { type: 'restoreStarted'; checkpointId: string }
+  /** `modus/checkpoints/restore` answered; `undoOf`: the restore entry this one undoes */
+  | { type: 'restored'; what: RestoreKind; result: CheckpointsRestoreResult; undoOf?: string }
+  | { type: 'restoreFailed'; text: string };
 
 export function initialView(): ViewState {
   return {
@@ -163,6 +197,10 @@ export function initialView(): ViewState {
     todos: [],
     mcp: null,
     conversations: null,
+    taskId: null,
+    usage: null,
+    checkpoints: {},
+    restoring: null,
     seq: 0,
   };
 }
@@ -186,6 +224,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         mode: { slug: action.state.mode.slug, name: action.state.mode.name },
         phase: action.state.phase,
         yolo: action.state.yolo,
+        taskId: action.state.task.id,
         conversationId: view.conversationId ?? action.state.conversationId,
         plan: fromPlanInfo(view.plan, action.state.plan),
       };
@@ -216,6 +255,8 @@ export function reduce(view: ViewState, action: Action): ViewState {
         running: [],
         turns: {},
         plan: livePlan(view),
+        usage: null,
+        checkpoints: {},
       };
     case 'sent':
       return { ...view, conversationId: action.result.conversationId };
@@ -226,14 +267,41 @@ export function reduce(view: ViewState, action: Action): ViewState {
     case 'conversations':
       return { ...view, conversations: action.conversations };
     case 'history':
-      return fromHistory(view, action.conversationId, action.messages);
+      return fromHistory(view, action.conversationId, action.messages, action.restored === true);
     case 'todos':
       return { ...view, todos: action.todos };
     case 'agents':
       return { ...view, agents: action.agents };
     case 'mcp':
       return { ...view, mcp: action.servers };
+    case 'usage':
+      return action.conversationId === view.conversationId ? { ...view, usage: action.usage } : view;
+    case 'checkpoints': {
+      if (action.conversationId !== view.conversationId) return view;
+      const byCall = action.checkpoints.filter((c) => c.toolCallId).map((c) => [c.toolCallId!, c] as const);
+      return { ...view, checkpoints: Object.fromEntries(byCall) };
+    }
+    case 'restoreStarted':
+      return { ...view, restoring: action.checkpointId };
+    case 'restored':
+      return restored({ ...view, restoring: null }, action);
+    case 'restoreFailed':
+      return pushLocal({ ...view, restoring: null }, (id) => ({ type: 'error', id, text: action.text }));
   }
+}
+
+/**
+ * A restore's note at the end of the chat: what came back, and Undo restore while there are
+ * files to put back. Undoing marks the restore it undid.
+ */
+function restored(view: ViewState, action: Extract<Action, { type: 'restored' }>): ViewState {
+  const { restored: paths, checkpoint } = action.result;
+  if (action.undoOf) {
+    view = patch(view, action.undoOf, 'restore', (e) => ({ ...e, undone: true }));
+    return pushLocal(view, (id) => ({ type: 'restore', id, what: 'undo', restored: paths }));
+  }
+  const undo = paths.length > 0 ? { undo: checkpoint } : {};
+  return pushLocal(view, (id) => ({ type: 'restore', id, what: action.what, restored: paths, ...undo }));
 }
 
 /**
@@ -251,9 +319,22 @@ export function reduce(view: ViewState, action: Action): ViewState {
  * before the server recorded that have only their agent: an agent's messages after the same user
  * message are then shown as one turn (`stored:<n>:<agent>`, n counting the user messages). The
  * system message that lists refused mentions carries them (`metadata.mentionsRefused`).
+ *
+ * After a restore of the conversation to just before a call, the reply that made the call stays
+ * and the results from that call on are gone: those calls show as undone.
  */
-function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[]): ViewState {
-  let next: ViewState = { ...view, conversationId, entries: [], running: [], turns: {}, plan: livePlan(view) };
+function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[], restored = false): ViewState {
+  const same = conversationId === view.conversationId;
+  let next: ViewState = {
+    ...view,
+    conversationId,
+    entries: [],
+    running: [],
+    turns: {},
+    plan: livePlan(view),
+    usage: same ? view.usage : null,
+    checkpoints: same ? view.checkpoints : {},
+  };
   const answers = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.metadata.toolCallId, m]));
   const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
   let mode: unknown; // the mode of the latest reply
@@ -289,14 +370,14 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
           if (!answer?.text.startsWith('[BLOCKED]')) next = pushAssistant(next, { turnId, agent, text: respondText(c.arguments) }, false);
           continue;
         }
-        const lost = !answer && i !== lastReply;
+        const lost = !answer && i !== lastReply && !restored;
         next = push(next, {
           type: 'tool',
           id: `tool:${c.id}`,
           turnId,
           name: c.name,
           params: c.arguments,
-          status: lost ? 'failed' : 'pending',
+          status: !answer && restored ? 'undone' : lost ? 'failed' : 'pending',
           error: lost ? { type: 'Interrupted', message: 'No result was recorded for this call.' } : undefined,
         });
       }
@@ -360,7 +441,7 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
   if (u.kind === 'mcp_changed') return { ...view, mcp: u.servers };
   // Mode and phase are the session's, whatever conversation reports them.
   if (u.kind === 'mode_changed') {
-    const next = { ...view, mode: { slug: u.to, name: modeName(view, u.to) } };
+    const next = { ...view, mode: { slug: u.to, name: modeName(view, u.to) }, taskId: u.taskId };
     if (!sameConversation(view, u.conversationId)) return next;
     return pushLocal(adopt(next, u.conversationId), (id) => ({
       type: 'mode',
@@ -373,7 +454,7 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
     }));
   }
   if (u.kind === 'phase_changed') {
-    const next = { ...view, phase: u.to };
+    const next = { ...view, phase: u.to, taskId: u.taskId };
     if (!sameConversation(view, u.conversationId)) return next;
     const turnId = u.by === 'model' ? runningTurnOf(view, u.agent) : undefined;
     return pushLocal(adopt(next, u.conversationId), (id) => ({ type: 'phase', id, turnId, from: u.from, to: u.to }));
@@ -383,6 +464,8 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
   // every update of a turn names its agent: the turn is known even when its start was missed
   if ('turnId' in u && u.turnId && u.agent) view = noteTurn(view, u.turnId, u.agent);
   switch (u.kind) {
+    case 'usage':
+      return { ...view, usage: withRequest(view.usage, u) };
     case 'turn_started':
       return {
         ...noteTurn(view, u.turnId, u.agent, u.wokenBy ?? undefined),
@@ -705,7 +788,19 @@ function line(e: Entry): string {
       return `approval ${e.request.kind} ${e.status}${e.always ? ' (always)' : ''}: ${e.request.title}`;
     case 'turn':
       return `turn ${e.outcome}`;
+    case 'restore':
+      return `${restoreNote(e)}${e.undo && !e.undone ? ' [Undo restore]' : ''}`;
     case 'error':
       return `error: ${e.text}`;
   }
+}
+
+/** The note a restore leaves in the chat: "Restored 2 files: a.txt, b.txt.", "Restored the conversation and 1 file: a.txt." */
+export function restoreNote(e: Extract<Entry, { type: 'restore' }>): string {
+  const n = e.restored.length;
+  const files = n === 0 ? '' : `${n} file${n === 1 ? '' : 's'}: ${e.restored.join(', ')}`;
+  if (e.what === 'undo') return n ? `Restore undone: put back ${files}.` : 'Restore undone: no file had changed.';
+  // Undo restore puts the files back; the conversation stays as restored
+  if (e.what === 'both') return `Restored the conversation${n ? ` and ${files}${e.undone ? ' (the files undone)' : ''}` : ' (no file had changed)'}.`;
+  return n ? `Restored ${files}${e.undone ? ' (undone)' : ''}.` : 'Restored: no file had changed.';
 }

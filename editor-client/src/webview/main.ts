@@ -1,7 +1,8 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
-import type { ConversationSummary, McpServerInfo } from '../protocol/generated';
+import type { CheckpointInfo, ConversationSummary, McpServerInfo } from '../protocol/generated';
 import { modeRules } from '../protocol/modes';
+import { usageSummary } from '../protocol/usage';
 import {
   Action,
   Entry,
@@ -14,6 +15,7 @@ import {
   planShown,
   planSteps,
   reduce,
+  restoreNote,
   splitFeedback,
   TurnBlock,
   ViewState,
@@ -45,6 +47,8 @@ const sendButton = $<HTMLButtonElement>('send');
 const starting = $<HTMLElement>('starting');
 const serverBox = $<HTMLElement>('server');
 const mentionList = $<HTMLElement>('mentions');
+const usageBox = $<HTMLElement>('usage');
+const usageTip = $<HTMLElement>('usage-tip');
 
 let view: ViewState = initialView();
 /** whether the conversation list is shown (in place of the log) */
@@ -125,6 +129,7 @@ const STATUS_LABEL: Record<string, string> = {
   running: 'running',
   completed: 'done',
   failed: 'failed',
+  undone: 'undone',
 };
 
 function renderEntry(e: Entry): HTMLElement {
@@ -159,7 +164,25 @@ function renderEntry(e: Entry): HTMLElement {
       return renderTool(e);
     case 'approval':
       return renderApproval(e);
+    case 'restore':
+      return renderRestore(e);
   }
+}
+
+/** A restore's muted note: what came back, and Undo restore (the files as they were before it). */
+function renderRestore(e: Extract<Entry, { type: 'restore' }>): HTMLElement {
+  const note = el('div', 'note restore-note', restoreNote(e));
+  note.setAttribute('role', 'status');
+  if (e.undo && !e.undone) {
+    // not while a turn runs (the server refuses it) or a restore is under way
+    const blocked = () => view.running.length > 0 || view.restoring !== null;
+    const undo = note.appendChild(button('Undo restore', 'link undo-restore', () => {
+      if (!blocked()) post({ type: 'undoRestore', entryId: e.id, checkpointId: e.undo! });
+    }));
+    undo.title = view.running.length > 0 ? 'Undo once the turn has ended' : 'Put the files back as they were just before this restore';
+    if (blocked()) undo.setAttribute('aria-disabled', 'true');
+  }
+  return note;
 }
 
 /** How the server's system message about refused mentions begins. */
@@ -232,7 +255,90 @@ function renderTool(e: Extract<Entry, { type: 'tool' }>): HTMLElement {
     const details = el('details', 'result', undefined, el('summary', undefined, 'Result'), el('pre', undefined, e.result));
     card.appendChild(details);
   }
+  if (e.status === 'undone') card.appendChild(el('div', 'undone-note', 'The conversation was restored to just before this call: the agent no longer knows it.'));
+  const checkpoint = checkpointOf(e);
+  if (checkpoint) card.appendChild(checkpointBar(e, checkpoint));
   return card;
+}
+
+/** The checkpoint taken just before the card's call, if the server took one. */
+function checkpointOf(e: Extract<Entry, { type: 'tool' }>): CheckpointInfo | undefined {
+  return view.checkpoints[e.id.slice('tool:'.length)];
+}
+
+/** The cards whose restore choices are open (`choose`) or that ask to confirm a restore of the conversation. */
+const restoreAsks = new Map<string, 'choose' | 'confirm'>();
+/** After a card is drawn again: the element of it to focus (a choice opened, a step back). */
+let focusAfter: { entry: string; selector: string } | null = null;
+
+/**
+ * Below a checkpointed call: Show diff (the files then against now, in VS Code's diff editor) and
+ * Restore, which offers the files, or the files and the conversation (asked again: that cuts the
+ * messages after the call out of the chat). Not while a turn runs: the server refuses then.
+ */
+function checkpointBar(e: Extract<Entry, { type: 'tool' }>, checkpoint: CheckpointInfo): HTMLElement {
+  const bar = el('div', 'checkpoint');
+  const ask = restoreAsks.get(e.id);
+  const busy = view.restoring === checkpoint.id;
+  const blocked = view.running.length > 0 || view.restoring !== null;
+  const choicesId = `restore-${e.id}`;
+  const setAsk = (next: 'choose' | 'confirm' | null, focus: string) => {
+    if (next) restoreAsks.set(e.id, next);
+    else restoreAsks.delete(e.id);
+    focusAfter = { entry: e.id, selector: focus };
+    render();
+  };
+  const diff = button('Show diff', 'link show-diff', () => post({ type: 'showDiff', checkpointId: checkpoint.id, tool: e.name }));
+  diff.title = 'Compare the files as they were just before this call with the files now';
+  const restore = button(busy ? 'Restoring…' : 'Restore', 'secondary small restore', () => {
+    if (!blocked) setAsk(ask ? null : 'choose', ask ? 'button.restore' : 'button.restore-files');
+  });
+  restore.setAttribute('aria-expanded', String(ask !== undefined));
+  restore.setAttribute('aria-controls', choicesId);
+  restore.title = busy
+    ? 'Restoring…'
+    : view.running.length > 0
+      ? 'Restore once the turn has ended'
+      : view.restoring !== null
+        ? 'Another restore is under way'
+        : 'Restore what was there just before this call';
+  if (blocked) restore.setAttribute('aria-disabled', 'true');
+  bar.appendChild(el('div', 'checkpoint-actions', undefined, diff, restore));
+  if (!ask || blocked) return bar;
+
+  const choices = el('div', 'restore-choices');
+  choices.id = choicesId;
+  choices.setAttribute('role', 'group');
+  choices.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'Escape') return;
+    ev.preventDefault();
+    setAsk(null, 'button.restore');
+  });
+  const restoreTo = (what: 'files' | 'both') => {
+    restoreAsks.delete(e.id);
+    focusAfter = { entry: e.id, selector: 'button.restore' }; // once the card shows the restore under way
+    post({ type: 'restore', checkpointId: checkpoint.id, what });
+  };
+  const cancel = button('Cancel', 'secondary small restore-cancel', () => setAsk(null, 'button.restore'));
+  if (ask === 'choose') {
+    choices.setAttribute('aria-label', 'Restore to just before this call');
+    const files = button('Files', 'secondary small restore-files', () => restoreTo('files'));
+    files.setAttribute('aria-label', 'Restore files');
+    files.title = 'The files as they were just before this call; the chat stays as it is';
+    const both = button('Files and conversation…', 'secondary small restore-both', () => setAsk('confirm', 'button.restore-confirm'));
+    both.setAttribute('aria-label', 'Restore files and conversation…');
+    both.title = 'The files, and the conversation cut back to just before this call';
+    choices.append(el('span', 'restore-label', 'Restore to just before this call:'), files, both, cancel);
+  } else {
+    choices.setAttribute('aria-label', 'Restore files and conversation?');
+    const confirm = button('Restore files and conversation', 'small restore-confirm', () => restoreTo('both'));
+    choices.append(
+      el('div', 'restore-warning', 'The messages after this call leave the chat and the agent forgets them (the server keeps them). The files go back too.'),
+      el('div', 'buttons', undefined, confirm, cancel),
+    );
+  }
+  bar.appendChild(choices);
+  return bar;
 }
 
 function renderApproval(e: Extract<Entry, { type: 'approval' }>): HTMLElement {
@@ -319,6 +425,49 @@ function renderHeader() {
   phase.setAttribute('aria-label', view.phase ? `Phase: ${view.phase.toUpperCase()} MODE (click to switch)` : 'Phase');
   busy.hidden = view.running.length === 0;
   cancel.hidden = view.running.length === 0;
+  renderUsage();
+}
+
+/**
+ * The current task's tokens and cost in the header; on hover (or focus) a tooltip with its tokens
+ * by kind, the conversation's, and each mode and phase that made requests.
+ */
+function renderUsage() {
+  const summary = usageSummary(view.usage, view.taskId, view.modes.map((m) => m.slug));
+  const task = [view.mode?.name, view.phase?.toUpperCase()].filter(Boolean).join(' · ');
+  const sig = JSON.stringify([summary, task, modeSelect.dataset.sig]);
+  if (usageBox.dataset.sig === sig) return;
+  usageBox.dataset.sig = sig;
+  usageBox.hidden = !summary;
+  if (!summary) {
+    usageTip.hidden = true;
+    return;
+  }
+  usageBox.classList.toggle('cost-unknown', !summary.parts.priced);
+  // in a narrow sidebar the cost alone (the tokens when it is unknown): see the CSS
+  const { count, unit, cost } = summary.parts;
+  usageBox.querySelector('.usage-text')!.replaceChildren(
+    el('span', 'usage-count', count),
+    el('span', 'usage-unit', ` ${unit}`),
+    el('span', 'usage-sep', ' · '),
+    el('span', 'usage-cost', cost),
+  );
+  usageBox.setAttribute('aria-label', `This task: ${summary.text}`);
+  const rows = el('table', 'usage-modes');
+  for (const r of summary.rows) {
+    const mode = el('th', undefined, `${modeName(view, r.mode)} · ${r.phase.toUpperCase()}`);
+    mode.scope = 'row';
+    rows.appendChild(el('tr', undefined, undefined, mode, el('td', undefined, r.text)));
+  }
+  usageTip.replaceChildren(
+    el('div', 'usage-tip-title', task ? `This task (${task})` : 'This task'),
+    el('div', 'usage-tip-task', summary.text),
+    el('div', 'usage-tip-kinds', summary.breakdown),
+    el('div', 'usage-tip-title', 'This conversation'),
+    el('div', 'usage-tip-total', summary.conversation),
+    el('div', 'usage-tip-title', 'By mode and phase'),
+    rows,
+  );
 }
 
 /** "5 min ago", "3 h ago", "yesterday", else the date. */
@@ -614,7 +763,7 @@ function render() {
   const entryElement = (e: Entry): HTMLElement => {
     keep.add(e.id);
     // mode names inside an entry depend on the mode list
-    const sig = JSON.stringify(e) + (e.type === 'mode' || e.type === 'approval' ? modeSelect.dataset.sig : '');
+    const sig = JSON.stringify(e) + (e.type === 'mode' || e.type === 'approval' ? modeSelect.dataset.sig : '') + entryContext(e);
     let r = rendered.get(e.id);
     if (!r || r.sig !== sig) {
       const node = renderEntry(e);
@@ -674,7 +823,20 @@ function render() {
   } else if (view.entries.length) {
     log.querySelector('.empty')?.remove();
   }
+  if (focusAfter) {
+    rendered.get(focusAfter.entry)?.el.querySelector<HTMLElement>(focusAfter.selector)?.focus();
+    focusAfter = null;
+  }
   if (nearBottom) log.scrollTop = log.scrollHeight;
+}
+
+/** What an entry's element shows besides the entry: a card's checkpoint and restore state, a note's Undo. */
+function entryContext(e: Entry): string {
+  if (e.type === 'tool') {
+    const checkpoint = checkpointOf(e);
+    return checkpoint ? JSON.stringify([checkpoint.id, view.running.length > 0, view.restoring, restoreAsks.get(e.id) ?? null]) : '';
+  }
+  return e.type === 'restore' ? JSON.stringify([view.restoring, view.running.length > 0]) : '';
 }
 
 /** Puts `node` right after `prev` (first when null) among `parent`'s children; returns it. */
@@ -840,6 +1002,24 @@ modeSelect.addEventListener('change', () => {
   if (view.mode && modeSelect.value !== view.mode.slug) post({ type: 'switchMode', slug: modeSelect.value });
 });
 cancel.addEventListener('click', () => post({ type: 'cancel' }));
+// the usage tooltip: shown while the pointer is on the usage or on the tooltip, or the usage has
+// the focus; Escape hides it
+const showUsageTip = (show: boolean) => {
+  usageTip.hidden = !show || usageBox.hidden;
+  if (!usageTip.hidden) usageTip.style.top = `${usageBox.getBoundingClientRect().bottom}px`; // no gap to cross
+};
+const leaveUsage = (ev: MouseEvent) => {
+  const to = ev.relatedTarget as Node | null;
+  if (!(to && (usageBox.contains(to) || usageTip.contains(to)))) showUsageTip(document.activeElement === usageBox);
+};
+usageBox.addEventListener('mouseenter', () => showUsageTip(true));
+usageBox.addEventListener('focus', () => showUsageTip(true));
+usageBox.addEventListener('blur', () => showUsageTip(false));
+usageBox.addEventListener('mouseleave', leaveUsage);
+usageTip.addEventListener('mouseleave', leaveUsage);
+document.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape' && !usageTip.hidden) showUsageTip(false);
+});
 phase.addEventListener('click', () => post({ type: 'togglePhase' }));
 $<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
 historyButton.addEventListener('click', () => showList(!listOpen));

@@ -1,5 +1,5 @@
 // Messages between the extension and the chat webview.
-import type { Action, ViewState } from '../protocol/view';
+import type { Action, RestoreKind, ViewState } from '../protocol/view';
 
 /** extension -> webview */
 export type ToWebview = { type: 'snapshot'; view: ViewState } | { type: 'action'; action: Action };
@@ -23,6 +23,12 @@ export type FromWebview =
   | { type: 'listAgents' }
   /** the MCP section's Restart on a server (modus.mcp.restart; answered with an `mcp` action) */
   | { type: 'mcpRestart'; name: string }
+  /** a tool card's Show diff: the files changed since the checkpoint taken before the call (`tool`), in VS Code's diff editor */
+  | { type: 'showDiff'; checkpointId: string; tool: string }
+  /** a tool card's Restore: back to the checkpoint taken before the call (answered with `restored` or `restoreFailed`) */
+  | { type: 'restore'; checkpointId: string; what: RestoreKind }
+  /** a restore note's Undo restore: the files of the checkpoint taken just before that restore (`entryId`) */
+  | { type: 'undoRestore'; entryId: string; checkpointId: string }
   /** the buttons shown when the server could not start */
   | { type: 'fixServer'; fix: ServerFix };
 

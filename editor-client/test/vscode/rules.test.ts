@@ -88,12 +88,13 @@ describe('mode rules, always allow and trusted workspace settings in a real VS C
   step('Always allow on a command: the rule on the card, the settings diff asked next, the file written, the same command not asked again', async () => {
     await send('Run echo always');
     const card = chat().locator('.card.tool[data-tool="execute_command"]').first();
-    const approval = card.locator('[data-approval]');
+    const approval = card.locator('[data-approval]').first();
     await approval.getByRole('button', { name: 'Always allow' }).waitFor({ timeout: 30_000 });
     assert.equal(await approval.locator('.always-rule code').textContent(), RULE);
     await approval.getByRole('button', { name: 'Always allow' }).click();
 
-    const diff = chat().locator('.card.approval', { hasText: 'Always allow: write this rule to .modus/settings.json?' });
+    // asked in the same card: the server gives it the call's toolCallId
+    const diff = card.locator('.card.approval', { hasText: 'Always allow: write this rule to .modus/settings.json?' });
     await diff.waitFor();
     assert.deepEqual(await diff.locator('pre.diff .file').allTextContents(), ['--- /dev/null\n', '+++ b/.modus/settings.json\n'], 'a new file');
     assert.ok((await diff.locator('pre.diff .add').allTextContents()).some((l) => l.includes('"echo always"')));
