@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 
 INTERRUPTED_CALL = "The turn was interrupted: Modus stopped before this tool call returned a result. Check the state before you retry."
 INTERRUPTED_TURN = "The turn of {agent} was interrupted: Modus stopped before it ended."
+NOT_RUN_RESTORED = "Not run: the conversation was restored to a checkpoint taken before this call."
 INTERRUPTED_NOTICE = "It is not run again by itself: send a message in conversation {conversation} to go on."
 
 
@@ -824,6 +825,9 @@ class Session:
         self.idle_or_refuse(conversation_id, "restore")
         self.store.cut_after(conversation_id, seq)
         self.histories.forget(conversation_id)
+        for call in self.store.unanswered_calls(conversation_id):  # the calls the cut came before
+            result = tool_result(call.get("id"), call.get("name"), "Restored")
+            self.add_message(StoredMessage(new_id("msg-"), conversation_id, "tool", NOT_RUN_RESTORED, None, result))
         for agent, task in list(self.tasks.items()):
             self._build(agent, task.mode, task, conversation_id)
 

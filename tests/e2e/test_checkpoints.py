@@ -77,7 +77,9 @@ async def test_restoring_the_conversation_cuts_it_back_and_a_new_turn_follows(ed
     history = (await editor.request(methods.CHAT_HISTORY, {"conversationId": cid}))["messages"]
     calls = [m for m in history if m["role"] == "assistant" and m["metadata"].get("toolCalls")]
     assert [c["metadata"]["toolCalls"][0]["arguments"]["path"] for c in calls] == ["new.txt", "old.txt"]
-    assert history[-1]["role"] == "assistant"  # cut just before the second write's result
+    # cut just before the second write ran: that call has a result saying so
+    assert (history[-1]["role"], history[-1]["metadata"]["errorType"]) == ("tool", "Restored")
+    assert history[-1]["text"] == "Not run: the conversation was restored to a checkpoint taken before this call."
     state = await editor.request(methods.STATE)
     assert state["task"]["id"] != task  # a new task
     ended = await editor.chat("go on")

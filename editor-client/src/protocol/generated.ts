@@ -933,6 +933,7 @@ export interface Requests {
   "modus/checkpoints/diff": { params: CheckpointParams; result: CheckpointsDiffResult };
   "modus/checkpoints/list": { params: CheckpointsListParams; result: CheckpointsListResult };
   "modus/checkpoints/restore": { params: CheckpointsRestoreParams; result: CheckpointsRestoreResult };
+  "modus/mcp/list": { params: EmptyParams; result: McpListResult };
   "modus/modes/list": { params: EmptyParams; result: ModesListResult };
   "modus/modes/switch": { params: ModesSwitchParams; result: State };
   "modus/phase/set": { params: PhaseSetParams; result: State };
@@ -965,6 +966,7 @@ export const Method = {
   checkpointsDiff: "modus/checkpoints/diff",
   checkpointsList: "modus/checkpoints/list",
   checkpointsRestore: "modus/checkpoints/restore",
+  mcpList: "modus/mcp/list",
   modesList: "modus/modes/list",
   modesSwitch: "modus/modes/switch",
   phaseSet: "modus/phase/set",
