@@ -417,6 +417,8 @@ function storedResult(view: ViewState, m: HistoryMessage, mode: unknown): ViewSt
   const id = `tool:${toolCallId}`;
   const call = view.entries.find((e) => e.id === id);
   if (call?.type !== 'tool') return view;
+  // the server's own result for a call a restored conversation came before: it did not run
+  if (errorType === 'Restored') return patch(view, id, 'tool', (e) => ({ ...e, status: 'undone', error: undefined }));
   if (isError === true) {
     const error = { type: typeof errorType === 'string' ? errorType : 'Error', message: m.text };
     return patch(view, id, 'tool', (e) => ({ ...e, status: 'failed', error }));
