@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from ...settings import read_settings
 from ..server import MODE_FILE_GLOBS
 
 if TYPE_CHECKING:
@@ -40,6 +39,8 @@ def register(server: "ModusServer") -> None:
         settings = params.settings
         if not isinstance(settings, dict) or "modus" not in settings or server.session is None:
             return
+        from ...settings import read_settings  # pydantic: loaded after start-up
+
         new, problems = read_settings(settings["modus"])
         for problem in problems:
             server.host.show_message("error", problem)
