@@ -18,8 +18,9 @@ demo: $(STAMP)
 
 test: test-python test-editor
 
+# Three workers: the end-to-end tests wait on subprocesses more than they compute (2 cores: 1.5 min, not 2.5).
 test-python: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 3
 
 # Writes tests/snapshots/prompts/ anew from the current prompts: read the diff before committing.
 snapshots: $(STAMP)
