@@ -118,7 +118,8 @@ class Checkpoints:
         checkpoint = self._checkpoint(checkpoint_id)
         cid = checkpoint.meta.get("conversationId") or session.conversation_id
         before = await self.take(f"before restoring {checkpoint_id[:12]}", cid)
-        assert before is not None  # they are on: the checkpoint exists
+        if before is None:  # the take failed (and said why): a restore that could not be undone is not made
+            raise BadRequest("restore: no checkpoint of the files now could be taken, so nothing was restored")
         restored: list[str] = []
         if what in ("files", "both"):
             restored = await self._files(checkpoint_id)
