@@ -76,11 +76,13 @@ class Checkpoints:
             return None
         return checkpoint.id
 
-    def list(self, conversation_id: str | None) -> protocol.CheckpointsListResult:
-        why = self.disabled()
+    async def list(self, conversation_id: str | None) -> protocol.CheckpointsListResult:
+        """The checkpoints (of a conversation), oldest first; git runs in a worker thread."""
+        why = await anyio.to_thread.run_sync(self.disabled)
         if why is not None:
             return protocol.CheckpointsListResult(checkpoints=[], disabled=why)
         meta = {"conversationId": conversation_id} if conversation_id else None
+        found = await anyio.to_thread.run_sync(lambda: self.repo.list(meta=meta))
         return protocol.CheckpointsListResult(
             checkpoints=[
                 protocol.CheckpointInfo(
@@ -90,23 +92,23 @@ class Checkpoints:
                     created_at=datetime.fromtimestamp(c.time, timezone.utc).isoformat(timespec="seconds"),
                     label=c.message,
                 )
-                for c in reversed(self.repo.list(meta=meta))
+                for c in reversed(found)
             ]
         )
 
-    def _checkpoint(self, checkpoint_id: str):
+    async def _checkpoint(self, checkpoint_id: str):
         from ..checkpoints import CheckpointError, CheckpointsUnavailable
 
-        why = self.disabled()
+        why = await anyio.to_thread.run_sync(self.disabled)
         if why is not None:
             raise BadRequest(why)
         try:
-            return self.repo.get(checkpoint_id)
+            return await anyio.to_thread.run_sync(self.repo.get, checkpoint_id)
         except (CheckpointError, CheckpointsUnavailable) as exc:
             raise BadRequest(f"id: {exc}") from None
 
     async def diff(self, checkpoint_id: str) -> protocol.CheckpointsDiffResult:
-        self._checkpoint(checkpoint_id)
+        await self._checkpoint(checkpoint_id)
         files = await anyio.to_thread.run_sync(self.repo.diff, checkpoint_id)
         return protocol.CheckpointsDiffResult(
             files=[protocol.CheckpointFile(path=f.path, status=f.status, diff=f.text) for f in files]
@@ -115,7 +117,7 @@ class Checkpoints:
     async def restore(self, checkpoint_id: str, what: str) -> protocol.CheckpointsRestoreResult:
         """Back to the checkpoint: "files", "conversation" or "both". A checkpoint of now comes first."""
         session = self.session
-        checkpoint = self._checkpoint(checkpoint_id)
+        checkpoint = await self._checkpoint(checkpoint_id)
         cid = checkpoint.meta.get("conversationId") or session.conversation_id
         before = await self.take(f"before restoring {checkpoint_id[:12]}", cid)
         if before is None:  # the take failed (and said why): a restore that could not be undone is not made
