@@ -13,8 +13,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
-import { modusPython } from '../server';
-import { QUIET_SETTINGS, steps, Workbench } from './workbench';
+import { scriptedWorkbench, steps, Workbench } from './workbench';
 
 const GREETING = 'Hello, world\nSecond line\n';
 const EDITED = 'Hello, Modus\nSecond line\n';
@@ -47,20 +46,18 @@ describe('checkpoints, restores and usage in a real VS Code (code-server)', { sk
   let wb: Workbench;
 
   before(async () => {
-    wb = new Workbench({
+    wb = await scriptedWorkbench({
       codeServerDir: codeServerDir!,
       vsix: vsix!,
-      files: { 'greeting.txt': GREETING, '.script.json': JSON.stringify(SCRIPT) },
+      files: { 'greeting.txt': GREETING },
+      script: SCRIPT,
+      model: { pricing: PRICING },
+      settings: {
+        'workbench.editor.enablePreview': false, // the diff editors open beside the file's own
+        'diffEditor.useInlineViewWhenSpaceIsLimited': false, // both sides, next to the sidebar
+        'modus.autoApprove': { edit: true },
+      },
     });
-    wb.writeSettings({
-      ...QUIET_SETTINGS,
-      'workbench.editor.enablePreview': false, // the diff editors open beside the file's own
-      'diffEditor.useInlineViewWhenSpaceIsLimited': false, // both sides, next to the sidebar
-      'modus.pythonPath': modusPython(),
-      'modus.autoApprove': { edit: true },
-      'modus.models': { default: { provider: 'scripted', script: join(wb.workspace, '.script.json'), pricing: PRICING } },
-    });
-    await wb.start();
   });
   after(async () => {
     await wb?.stop();

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
 import { modusPython, REPO_DIR } from '../server';
-import { QUIET_SETTINGS, steps, Workbench } from './workbench';
+import { scriptedWorkbench, steps, Workbench } from './workbench';
 
 const SCRIPT = { turns: [{ text: 'Hello. The toolbox is at hand.' }] };
 const TOOLS = ['echo', 'add', 'pid', 'crash', 'hang', 'flood'];
@@ -29,18 +29,12 @@ describe('the MCP section in a real VS Code (code-server)', { skip: !codeServerD
     folder = mkdtempSync(join(tmpdir(), 'modus-toolbox-'));
     marker = join(folder, 'starts.txt');
     const toolbox = { command: modusPython(), args: [join(REPO_DIR, 'tests', 'mcp_servers', 'toolbox.py'), 'toolbox'], env: { TOOLBOX_MARKER: marker } };
-    wb = new Workbench({
+    wb = await scriptedWorkbench({
       codeServerDir: codeServerDir!,
       vsix: vsix!,
-      files: { '.script.json': JSON.stringify(SCRIPT) },
       config: { 'modus/mcp.json': JSON.stringify({ mcpServers: { toolbox } }) },
+      script: SCRIPT,
     });
-    wb.writeSettings({
-      ...QUIET_SETTINGS,
-      'modus.pythonPath': modusPython(),
-      'modus.models': { default: { provider: 'scripted', script: join(wb.workspace, '.script.json') } },
-    });
-    await wb.start();
   });
   after(async () => {
     await wb?.stop();

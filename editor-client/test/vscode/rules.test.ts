@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
-import { modusPython } from '../server';
-import { QUIET_SETTINGS, steps, Workbench } from './workbench';
+import { scriptedWorkbench, steps, Workbench } from './workbench';
 
 const MODES = `customModes:
   - slug: reviewer
@@ -43,17 +42,7 @@ describe('mode rules, always allow and trusted workspace settings in a real VS C
   let wb: Workbench;
 
   before(async () => {
-    wb = new Workbench({
-      codeServerDir: codeServerDir!,
-      vsix: vsix!,
-      files: { '.modus/modes.yaml': MODES, '.script.json': JSON.stringify(SCRIPT) },
-    });
-    wb.writeSettings({
-      ...QUIET_SETTINGS,
-      'modus.pythonPath': modusPython(),
-      'modus.models': { default: { provider: 'scripted', script: join(wb.workspace, '.script.json') } },
-    });
-    await wb.start();
+    wb = await scriptedWorkbench({ codeServerDir: codeServerDir!, vsix: vsix!, files: { '.modus/modes.yaml': MODES }, script: SCRIPT });
   });
   after(async () => {
     await wb?.stop();

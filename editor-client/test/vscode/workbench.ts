@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import { Browser, chromium, FrameLocator, Locator, Page } from 'playwright-core';
 import { CHROMIUM } from '../browser';
+import { modusPython } from '../server';
 
 /** The extension's id as VS Code knows it (`<publisher>.<name>`). */
 export const EXTENSION_ID = 'modus.modus';
@@ -23,6 +24,26 @@ export const QUIET_SETTINGS = {
   'security.workspace.trust.enabled': false,
   'telemetry.telemetryLevel': 'off',
 };
+
+/** A started workbench on a new workspace of `files`: Modus runs on this repository's Python with
+ * the quiet settings and `settings`, and, given a `script`, the scripted model on it (written to the
+ * workspace as `.script.json`; `model`: more fields of that model, e.g. its pricing). */
+export async function scriptedWorkbench(options: {
+  codeServerDir: string;
+  vsix: string;
+  files?: Record<string, string>;
+  config?: Record<string, string>;
+  script?: unknown;
+  model?: Record<string, unknown>;
+  settings?: Record<string, unknown>;
+}): Promise<Workbench> {
+  const { codeServerDir, vsix, files = {}, config, script, model = {}, settings = {} } = options;
+  const wb = new Workbench({ codeServerDir, vsix, config, files: script ? { ...files, '.script.json': JSON.stringify(script) } : files });
+  const scripted = { provider: 'scripted', script: join(wb.workspace, '.script.json'), ...model };
+  wb.writeSettings({ ...QUIET_SETTINGS, 'modus.pythonPath': modusPython(), ...(script ? { 'modus.models': { default: scripted } } : {}), ...settings });
+  await wb.start();
+  return wb;
+}
 
 export interface WorkbenchOptions {
   /** where scripts/code-server.sh installed it */
