@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from protocol import ApprovalRequest, AutoApprove
 
 from ..host import FileChange
+from ..settings import MAX_FILE_BYTES
+from ..untrusted import Refused, read_text
 from ..workspace import WorkspacePath
 from .edits import unified_diff, write_atomically
 
@@ -105,7 +107,10 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
     root = ctx.workspace.root
     inside = found.file.is_relative_to(root)
     target = ctx.workspace.resolve(str(found.file.relative_to(root))) if inside else WorkspacePath(found.file, str(found.file))
-    old = target.path.read_text(encoding="utf-8") if target.path.is_file() else None
+    try:  # a repository's file: a regular one, bounded, really in the workspace (never a FIFO to hang on)
+        old = read_text(target.path, MAX_FILE_BYTES, inside=root if inside else None)
+    except Refused as exc:
+        return f"{target.rel} not read ({exc}): the rule was not written."
     try:
         data = json.loads(old) if old and old.strip() else {}
     except ValueError:

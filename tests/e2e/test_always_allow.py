@@ -92,3 +92,17 @@ async def test_always_allow_of_an_mcp_tool_goes_to_its_servers_always_allow(edit
     assert json.loads(mcp_json.read_text())["mcpServers"]["tb"]["alwaysAllow"] == ["echo"]
     results = [u["result"] for u in editor.of_kind("tool_call") if u["status"] == "completed"]
     assert results == ["tb says: hi", "tb says: hi"]  # the second call was not asked
+
+
+async def test_a_settings_file_that_is_a_fifo_is_not_read_and_nothing_hangs(editor, workspace):
+    import os
+
+    (workspace / ".modus").mkdir()
+    os.mkfifo(workspace / ".modus" / "settings.json")  # a repository's trap: reading it would wait forever
+    await editor.start(script(workspace, command("echo hi"), {"text": "done"}))
+    editor.decide = lambda request: {"decision": "approve", "always": True}
+    ended = await editor.chat("run it")
+    assert ended["outcome"] == "completed"
+    assert [a.get("tool") for a in editor.approvals] == ["execute_command"]  # no diff asked: the file was not read
+    texts = [m.message for m in editor.client.messages]
+    assert "Modus: .modus/settings.json not read (it is a FIFO, not a regular file): the rule was not written." in texts
