@@ -594,3 +594,11 @@ def test_takes_from_several_processes_are_serialised(ws: Path, repo: ShadowRepo,
     assert len(listed) == 12
     assert [c.parent for c in listed[:-1]] == [c.id for c in listed[1:]]
     assert {f"p{n}-{i}.txt" for n in range(3) for i in range(3)} <= set(repo.files_at(listed[0].id))
+
+
+def test_a_huge_or_odd_dot_git_file_of_the_workspace_is_not_read_whole(ws: Path, repo: ShadowRepo):
+    write(ws, "a.txt", "a\n")
+    (ws / ".git").write_bytes(b"gitdir: " + b"x" * (8 * 1024 * 1024))  # a repository's 8 MiB trap
+    assert repo._workspace_exclude_file() == os.devnull
+    checkpoint = repo.take("with an odd .git file")
+    assert repo.files_at(checkpoint.id, ["a.txt"])["a.txt"].text == "a\n"  # the checkpoint still holds the files

@@ -44,6 +44,7 @@ except ImportError:  # Windows: the thread lock alone
 
 from .git import ATTRIBUTES, CheckpointError, CheckpointsUnavailable, Git, GitFailed, find_git, shadow_config, shadow_environment
 from . import restore as _restore
+from ..untrusted import Refused, read_text
 
 #: Flags of os.open where the system has them.
 _NOFOLLOW, _NONBLOCK, _CLOEXEC = (getattr(os, f"O_{n}", 0) for n in ("NOFOLLOW", "NONBLOCK", "CLOEXEC"))
@@ -318,15 +319,15 @@ class ShadowRepo:
         try:
             if dotgit.is_dir():
                 return str(dotgit / "info" / "exclude")
-            if dotgit.is_file():
-                first = dotgit.read_text(encoding="utf-8", errors="surrogateescape").splitlines()[0]
+            if dotgit.is_file():  # a repository's file: a few bytes, or it is not read
+                first = (read_text(dotgit, 4096) or "").splitlines()[0]
                 if first.startswith("gitdir:"):
                     gitdir = (self.root / first[len("gitdir:"):].strip()).resolve()
                     common = gitdir / "commondir"
                     if common.is_file():
                         gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
                     return str(gitdir / "info" / "exclude")
-        except (OSError, IndexError):
+        except (OSError, IndexError, Refused):
             pass
         return os.devnull
 
