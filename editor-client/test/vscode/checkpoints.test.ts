@@ -64,10 +64,7 @@ describe('checkpoints, restores and usage in a real VS Code (code-server)', { sk
   });
   const step = steps(() => wb);
   const chat = () => wb.chat;
-  const send = async (text: string) => {
-    await chat().locator('#input').fill(text);
-    await chat().locator('#input').press('Enter');
-  };
+  const send = (text: string) => wb.send(text);
   const card = (tool: string) => chat().locator(`.card.tool[data-tool="${tool}"]`);
   const disk = (path: string) => (existsSync(join(wb.workspace, path)) ? readFileSync(join(wb.workspace, path), 'utf8') : undefined);
   /** the editor tab whose label is `label` */

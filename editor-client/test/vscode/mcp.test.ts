@@ -52,8 +52,7 @@ describe('the MCP section in a real VS Code (code-server)', { skip: !codeServerD
     await section().waitFor();
     await section().locator('summary').first().click();
     await server().waitFor();
-    await chat().locator('#input').fill('Hello');
-    await chat().locator('#input').press('Enter');
+    await wb.send('Hello');
     await chat().locator('.msg.assistant', { hasText: 'The toolbox is at hand.' }).waitFor();
     await server().locator('.mcp-state', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
     assert.equal(await section().locator('summary').first().textContent(), 'MCP servers 1 of 1 connected');

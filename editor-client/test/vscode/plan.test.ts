@@ -90,10 +90,7 @@ describe('plan mode in a real VS Code (code-server)', { skip: !codeServerDir || 
   const card = () => wb.chat.locator('#plan');
   const badge = (text: string) => card().locator('.plan-badge', { hasText: text }).waitFor();
   const marks = (list: string) => wb.chat.locator(`${list} li`).evaluateAll((items) => items.map((li) => li.querySelector('[class$="-mark"]')!.textContent).join(''));
-  const send = async (text: string) => {
-    await chat().locator('#input').fill(text);
-    await chat().locator('#input').press('Enter');
-  };
+  const send = (text: string) => wb.send(text);
 
   step('the light bulb on a selection offers "Plan a change here": the sidebar opens on the plan card, drafting', async () => {
     await wb.modeStatus.filter({ hasText: 'Code' }).waitFor({ timeout: 30_000 }); // the server is up

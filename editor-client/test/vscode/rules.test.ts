@@ -49,10 +49,7 @@ describe('mode rules, always allow and trusted workspace settings in a real VS C
   });
   const step = steps(() => wb);
   const chat = () => wb.chat;
-  const send = async (text: string) => {
-    await chat().locator('#input').fill(text);
-    await chat().locator('#input').press('Enter');
-  };
+  const send = (text: string) => wb.send(text);
   const settingsFile = () => join(wb.workspace, '.modus', 'settings.json');
 
   step('the palette’s mode picker tells each mode’s MCP servers and command rules', async () => {

@@ -83,8 +83,7 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
 
   step('the chat streams a reply, an approved write lands on disk, saved, byte for byte', async () => {
     await wb.showChat();
-    await chat().locator('#input').fill('Write hello.txt please');
-    await chat().locator('#input').press('Enter');
+    await wb.send('Write hello.txt please');
     const approval = chat().locator('[data-approval]').first();
     await approval.waitFor();
     await approval.locator('button.approve').click();
@@ -106,8 +105,7 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
   });
 
   step('a .py write in Architect is a red FileRestrictionError card and nothing is written', async () => {
-    await chat().locator('#input').fill('Now the code');
-    await chat().locator('#input').press('Enter');
+    await wb.send('Now the code');
     const card = chat().locator('.card.tool.has-error', { hasText: 'FileRestrictionError' });
     await card.waitFor();
     assert.match((await card.locator('.error-message').textContent()) ?? '', /src\/app\.py/);
@@ -118,8 +116,7 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
   });
 
   step('while a turn waits for approval the header fits the sidebar, and Cancel ends it quietly', async () => {
-    await chat().locator('#input').fill('And the notes');
-    await chat().locator('#input').press('Enter');
+    await wb.send('And the notes');
     const approval = chat().locator('[data-approval]').last();
     await approval.locator('button.approve').waitFor();
     const sidebar = (await wb.chatElement.boundingBox())!;
@@ -159,8 +156,7 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     await phaseStatus.filter({ hasText: 'PLAN' }).waitFor();
     await badge.filter({ hasText: 'PLAN' }).waitFor();
 
-    await chat().locator('#input').fill('Plan the notes');
-    await chat().locator('#input').press('Enter');
+    await wb.send('Plan the notes');
     await chat().locator('.msg.assistant', { hasText: 'Plan: add notes.md with a title.' }).waitFor();
     await chat().locator('#cancel').waitFor({ state: 'hidden' }); // the turn waits for the user
     assert.equal(await chat().locator('.card.tool[data-tool="plan_mode_respond"]').count(), 0, 'the response is a message, not a card');
@@ -205,8 +201,7 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     // a new server since the reload: the script starts again at its first turn (hello.txt)
     await chat().locator('#mode').selectOption('code');
     await wb.modeStatus.filter({ hasText: 'Code' }).waitFor();
-    await chat().locator('#input').fill('Write hello.txt again');
-    await chat().locator('#input').press('Enter');
+    await wb.send('Write hello.txt again');
     const card = chat().locator('.card.tool[data-tool="write_to_file"]').last();
     const approval = card.locator('[data-approval]');
     await approval.locator('button.deny').waitFor();

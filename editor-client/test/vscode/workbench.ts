@@ -202,6 +202,12 @@ export class Workbench {
     return this.page.frameLocator(`iframe.webview[src*="extensionId=${EXTENSION_ID}"]`).frameLocator('iframe#active-frame');
   }
 
+  /** Type `text` in the chat's composer and send it with Enter, as a user does. */
+  async send(text: string): Promise<void> {
+    await this.chat.locator('#input').fill(text);
+    await this.chat.locator('#input').press('Enter');
+  }
+
   /** The chat's webview element in the workbench (its size is the sidebar's). */
   get chatElement(): Locator {
     return this.page.locator(`iframe.webview[src*="extensionId=${EXTENSION_ID}"]`);
