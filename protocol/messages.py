@@ -186,6 +186,14 @@ class MessageDelta(_UpdateBase):
     text: str
 
 
+class Handoff(Wire):
+    """`metadata.handoff` of a stored message an agent said with send_to_agent or ask_agent."""
+
+    kind: Literal["send", "ask"]
+    to: str
+    tool_call_id: str
+
+
 class RefusedMention(Wire):
     mention: str
     reason: str

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from protocol import (
-    ApprovalRequest, MessageDelta, MessageUpdate, ThinkingDelta, ToolCallUpdate, ToolError, TurnEnded, TurnStarted,
+    ApprovalRequest, MessageDelta, MessageUpdate, RefusedMention, ThinkingDelta, ToolCallUpdate, ToolError, TurnEnded, TurnStarted,
 )
 
 from ..errors import Denied
@@ -107,7 +107,7 @@ async def run_turn(
         if history_id is None:
             after = wakes_after(outcome, "\n\n".join(turn.said), agents=session.agents, self_name=agent, chain=chain, policy=session.wake_policy)
             if after.message:
-                refused = [{"mention": r.mention, "reason": r.reason} for r in after.refusals]
+                refused = [RefusedMention(mention=r.mention, reason=r.reason).wire() for r in after.refusals]
                 turn.system(after.message, mentionsRefused=refused)
             wakes = after.wakes
     except anyio.get_cancelled_exc_class():

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import anyio
 from pydantic import Field
 
-from protocol import MessageUpdate
+from protocol import Handoff, MessageUpdate
 
 from ..agent import summons as why
 from ..errors import InvalidParams, ToolError, ToolNotAllowed
@@ -52,7 +52,7 @@ def admitted(ctx: ToolContext, to: str) -> None:
 
 def say_to(ctx: ToolContext, to: str, text: str, kind: str) -> None:
     """The hand-off's words, in the conversation: the other agents read them quoted "[X to Y]"."""
-    handoff = {"kind": kind, "to": to, "toolCallId": ctx.call_id}
+    handoff = Handoff(kind=kind, to=to, tool_call_id=ctx.call_id).wire()
     ctx.session.add_message(StoredMessage(new_id("msg-"), ctx.conversation_id, "assistant", text, ctx.agent, {"handoff": handoff}))
     ctx.host.publish(MessageUpdate(conversation_id=ctx.conversation_id, agent=ctx.agent, turn_id=ctx.turn_id, role="assistant", text=text))
 

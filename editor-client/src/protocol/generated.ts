@@ -50,6 +50,7 @@ export interface ModusProtocol {
   ConversationSummary?: ConversationSummary;
   EmptyParams?: EmptyParams;
   GroupOptions?: GroupOptions;
+  Handoff?: Handoff;
   HistoryMessage?: HistoryMessage;
   McpChanged?: McpChanged;
   McpListResult?: McpListResult;
@@ -405,6 +406,17 @@ export interface GroupOptions {
   description?: string;
   fileRegex?: string;
   servers?: string[];
+}
+/**
+ * `metadata.handoff` of a stored message an agent said with send_to_agent or ask_agent.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Handoff".
+ */
+export interface Handoff {
+  kind: 'send' | 'ask';
+  to: string;
+  toolCallId: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
