@@ -58,6 +58,18 @@ describe('view reducer', () => {
     assert.deepEqual(lines(view), ['assistant: first', 'tool read_file running', 'assistant: second']);
   });
 
+  it("gathers the model's thinking in a block of its own, before the words it led to", () => {
+    const view = replay([
+      up({ kind: 'turn_started', turnId: 't1', agent: 'modus' }),
+      up({ kind: 'thinking_delta', turnId: 't1', text: 'The user wants ' }),
+      up({ kind: 'thinking_delta', turnId: 't1', text: 'a greeting.' }),
+      up({ kind: 'message_delta', turnId: 't1', text: 'Hello.' }),
+      up({ kind: 'thinking_delta', turnId: 't1', text: 'Now the file.' }),
+      up({ kind: 'thinking_delta', turnId: 't2', text: 'Another turn.' }),
+    ]);
+    assert.deepEqual(lines(view), ['thinking: The user wants a greeting.', 'assistant: Hello.', 'thinking: Now the file.', 'thinking: Another turn.']);
+  });
+
   it('updates a tool call in place and keeps its error', () => {
     const error = { type: 'FileRestrictionError', message: 'nope' };
     const view = replay([

@@ -725,6 +725,24 @@ describe('chat webview: several agents and the @-completion', () => {
     await page.close();
   });
 
+  it("shows the model's thinking folded above its words, and unfolds it on a click", async () => {
+    const page = await open([
+      up({ kind: 'message', role: 'user', text: 'hi' }),
+      up({ kind: 'turn_started', turnId: 't', agent: 'modus' }),
+      up({ kind: 'thinking_delta', turnId: 't', agent: 'modus', text: 'The user wants a greeting.' }),
+      up({ kind: 'message_delta', turnId: 't', agent: 'modus', text: 'Hello.' }),
+    ]);
+    const thinking = page.locator('details.msg.thinking');
+    await thinking.waitFor();
+    assert.equal(await thinking.getAttribute('open'), null, 'folded');
+    assert.equal(await thinking.locator('.text').isVisible(), false);
+    await thinking.locator('summary').click();
+    assert.equal(await thinking.locator('.text').textContent(), 'The user wants a greeting.');
+    assert.equal(await thinking.locator('.text').isVisible(), true);
+    assert.deepEqual(await page.locator('.msg.assistant .text').allTextContents(), ['Hello.']);
+    await page.close();
+  });
+
   it('shows two agents streaming at once as two blocks, headed by the agent and who woke it; the refused mentions as a muted line', async () => {
     const page = await open([
       up({ kind: 'message', role: 'user', text: '@architect design the cache' }),

@@ -34,6 +34,8 @@ export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancel
 export type Entry =
   | { type: 'user'; id: string; text: string }
   | { type: 'assistant'; id: string; turnId?: string; agent?: string; text: string; streaming: boolean }
+  /** the model's thinking, as it streamed (shown folded; not part of the conversation's history) */
+  | { type: 'thinking'; id: string; turnId: string; text: string }
   /** `mentionsRefused`: the mentions the server did not deliver, when this message lists them (from the history) */
   | { type: 'system'; id: string; turnId?: string; text: string; mentionsRefused?: RefusedMention[] }
   | {
@@ -478,6 +480,12 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
       if (u.outcome === 'completed') return next;
       return pushLocal(next, (id) => ({ type: 'turn', id, turnId: u.turnId, agent: u.agent, outcome: u.outcome }));
     }
+    case 'thinking_delta': {
+      // one block per stretch of thinking: it goes on while nothing else of the turn came after it
+      const last = [...view.entries].reverse().find((e) => 'turnId' in e && e.turnId === u.turnId);
+      if (last?.type === 'thinking') return patch(view, last.id, 'thinking', (e) => ({ ...e, text: e.text + u.text }));
+      return pushLocal(view, (id) => ({ type: 'thinking', id, turnId: u.turnId, text: u.text }));
+    }
     case 'message_delta': {
       const open = openStream(view, u.turnId);
       if (open) return patch(view, open.id, 'assistant', (e) => ({ ...e, text: e.text + u.text }));
@@ -775,6 +783,8 @@ function line(e: Entry): string {
       return `user: ${e.text}`;
     case 'assistant':
       return `assistant: ${e.text}`;
+    case 'thinking':
+      return `thinking: ${e.text}`;
     case 'system':
       return `system: ${e.text}`;
     case 'tool': {

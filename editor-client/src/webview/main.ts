@@ -145,6 +145,8 @@ function renderEntry(e: Entry): HTMLElement {
         e.turnId ? null : el('div', 'who', e.agent ?? 'Modus'),
         el('div', 'text', e.text),
       );
+    case 'thinking':
+      return el('details', 'msg thinking', undefined, el('summary', undefined, 'Thinking'), el('div', 'text', e.text));
     case 'system':
       // mentions the server did not deliver: a line of the turn, not an alarm (the history lists
       // them; a live message is known by its words)

@@ -13,7 +13,7 @@ import { after, before, describe } from 'node:test';
 import { modusPython, REPO_DIR } from '../server';
 import { scriptedWorkbench, steps, Workbench } from './workbench';
 
-const SCRIPT = { turns: [{ text: 'Hello. The toolbox is at hand.' }] };
+const SCRIPT = { turns: [{ thinking: 'The toolbox should be up by now.', text: 'Hello. The toolbox is at hand.' }] };
 const TOOLS = ['echo', 'add', 'pid', 'crash', 'hang', 'flood'];
 
 const codeServerDir = process.env.MODUS_CODE_SERVER_DIR;
@@ -46,7 +46,7 @@ describe('the MCP section in a real VS Code (code-server)', { skip: !codeServerD
   const server = () => section().locator('.mcp-server[data-server="toolbox"]');
   const starts = () => (existsSync(marker) ? readFileSync(marker, 'utf8').trim().split('\n').length : 0);
 
-  step('the section lists the toolbox; the first turn starts it: connected, with its tools', async () => {
+  step('the section lists the toolbox; the first turn starts it: connected, with its tools (and the turn shows its thinking, folded)', async () => {
     await wb.modeStatus.filter({ hasText: 'Code' }).waitFor({ timeout: 30_000 });
     await wb.showChat();
     await section().waitFor();
@@ -54,6 +54,9 @@ describe('the MCP section in a real VS Code (code-server)', { skip: !codeServerD
     await server().waitFor();
     await wb.send('Hello');
     await chat().locator('.msg.assistant', { hasText: 'The toolbox is at hand.' }).waitFor();
+    const thinking = chat().locator('details.msg.thinking'); // the model's thinking: folded above its words
+    await thinking.locator('summary').click();
+    assert.equal(await thinking.locator('.text').textContent(), 'The toolbox should be up by now.');
     await server().locator('.mcp-state', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
     assert.equal(await section().locator('summary').first().textContent(), 'MCP servers 1 of 1 connected');
     assert.equal(await server().locator('.mcp-error').count(), 0);
