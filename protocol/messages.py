@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field
 
-from .models import GroupEntry, Input, ModeSource, Opt, Phase, PlanState, Wire
+from .models import ContextInfo, GroupEntry, Input, ModeSource, Opt, Phase, PlanState, Usage, Wire
 
 # ---------------------------------------------------------------- requests, client -> server
 
@@ -276,15 +276,6 @@ class TurnEnded(_UpdateBase):
     outcome: Literal["completed", "failed", "cancelled", "awaiting_user"]
 
 
-class Usage(Wire):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    #: USD; null when a price is unknown (never a guess)
-    cost: Optional[float] = None
-
-
 class UsageUpdate(_UpdateBase):
     """After each model request that reported its tokens."""
 
@@ -388,6 +379,26 @@ class McpListResult(Wire):
     servers: list[McpServerInfo]
 
 
+class CondensedUpdate(_UpdateBase):
+    """The conversation was condensed: what a request took of the context window before and after (tokens)."""
+
+    kind: Literal["condensed"] = "condensed"
+    before: int
+    after: int
+
+
+class ContextUpdate(_UpdateBase, ContextInfo):
+    """After each model request and each condensing: what the agent's next request takes of its
+    model's context window (the chat's context bar)."""
+
+    kind: Literal["context"] = "context"
+
+
+class CondenseResult(Wire):
+    before: int
+    after: int
+
+
 class McpChanged(_UpdateBase):
     kind: Literal["mcp_changed"] = "mcp_changed"
     servers: list[McpServerInfo]
@@ -407,6 +418,8 @@ Update = Annotated[
         TurnEnded,
         McpChanged,
         UsageUpdate,
+        CondensedUpdate,
+        ContextUpdate,
     ],
     Field(discriminator="kind"),
 ]

@@ -192,6 +192,9 @@ class Settings(Input):
     max_requests_per_turn: int = Field(default=50, ge=1)
     #: a checkpoint of the workspace's files before each edit or command, and at each turn's start
     checkpoints: bool = True
+    #: condense the conversation before a request would take more than this share (%) of the
+    #: model's context window
+    condense_threshold: int = Field(default=80, ge=10, le=100)
     #: Start every MCP server when the session starts (by default each starts when first used).
     mcp_start_at_launch: bool = False
 
@@ -235,6 +238,25 @@ class PlanInfo(Wire):
     completed_steps: list[str] = Field(default_factory=list)
 
 
+class Usage(Wire):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: USD; null when a price is unknown (never a guess)
+    cost: Optional[float] = None
+
+
+class ContextInfo(Wire):
+    """What an agent's requests take of its model's context window, in tokens."""
+
+    #: what the last request took, its reply included (null: no request yet since the server started)
+    used: Opt[int] = None
+    window: int
+    #: where the conversation is condensed before the next request (condenseThreshold % of the window)
+    threshold: int
+
+
 class State(Wire):
     mode: ModeRef
     phase: Phase
@@ -242,6 +264,10 @@ class State(Wire):
     yolo: bool
     task: TaskInfo
     plan: PlanInfo = Field(default_factory=PlanInfo)
+    #: the conversation's model requests, summed
+    usage: Usage = Field(default_factory=Usage)
+    #: the responder's context window
+    context: Opt[ContextInfo] = None
 
 
 class GroupOptions(Wire):

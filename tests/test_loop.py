@@ -39,7 +39,9 @@ async def test_updates_of_a_turn_in_order(tmp_path):
     async with running(tmp_path, turns, host=host) as session:
         await chat(session, "what is in a.txt?")
     kinds = [k for k in host.kinds() if k != "message_delta"]
-    assert kinds == ["message", "turn_started", "message", "tool_call", "tool_call", "tool_call", "message", "turn_ended"]
+    assert kinds == [
+        "message", "turn_started", "message", "context", "tool_call", "tool_call", "tool_call", "message", "context", "turn_ended"
+    ]
     deltas = [u for u in host.updates if u.kind == "message_delta"]
     assert "".join(d.text for d in deltas) == "Reading it.It says hi."
     assert [u.status for u in host.of_kind("tool_call")] == ["pending", "running", "completed"]

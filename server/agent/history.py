@@ -7,10 +7,12 @@ written, so a model request costs the same at call 1,000 of a turn as at call 1.
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from ..providers import ChatMessage, ToolCallRequest
+from ..providers.tokens import bound
 from ..state import StoredMessage
 
 if TYPE_CHECKING:
@@ -19,6 +21,15 @@ if TYPE_CHECKING:
 #: plan_mode_respond's result, written when the user answers (Session.answer_waiting_call).
 PLAN_REPLY_FOLLOWS = "Your response was shown to the user. Their reply is the next user message."
 PLAN_SWITCHED_TO_ACT = "[The user switched to ACT MODE, so you may now proceed with the task.]"
+
+#: What a message's framing (its role, the separators) costs, in tokens, as OpenAI counts it.
+PER_MESSAGE = 4
+
+#: Where a condensed conversation starts: the summary of what it replaces.
+SUMMARY_HEADER = (
+    "[The conversation so far, condensed to fit the context window: the older messages are summarised "
+    "here, the newer ones follow as they were.]"
+)
 
 #: Histories kept in memory; the least recently used beyond this are let go (the store keeps them).
 LIVE_HISTORIES = 8
@@ -32,6 +43,19 @@ def tool_result(call_id: str | None, name: str | None, error_type: str | None = 
     if error_type is not None:
         metadata["errorType"] = error_type
     return metadata
+
+
+class Measured(NamedTuple):
+    """A provider's count: the first `messages` messages of a history, with the prompt whose key
+    is `prompt` (context.prompt_key), took `tokens`."""
+
+    messages: int
+    tokens: int
+    prompt: int
+
+
+def summary_message(summary: str) -> ChatMessage:
+    return ChatMessage("user", f"{SUMMARY_HEADER}\n\n{summary}")
 
 
 class ModelHistory:
@@ -49,22 +73,48 @@ class ModelHistory:
         #: others' words said while this agent's native calls wait for results: they follow the
         #: results (a provider wants the results right after the calls)
         self._held: list[ChatMessage] = []
+        #: per message: an upper bound of its tokens (tokens.bound), at no cost
+        self.sizes: list[int] = []
+        #: per message counted so far (its index): its tokens
+        self.tokens: dict[int, int] = {}
+        #: per message too large for the window (its index): (the limit, the message as sent, its tokens)
+        self.fits: dict[int, tuple[int, ChatMessage, int]] = {}
+        #: the provider's last count, and what the last request took (the context bar)
+        self.measured: Measured | None = None
+        self.used: int | None = None
         for m in stored:
             self.append(m)
+
+    def _add(self, m: ChatMessage) -> None:
+        self.messages.append(m)
+        calls = "".join(c.name + json.dumps(c.arguments) for c in m.tool_calls)
+        self.sizes.append(bound(m.text) + bound(calls) + PER_MESSAGE)
+
+    def condense(self, keep: int, summary: str) -> None:
+        """The summary replaces every message but the last `keep` (context.condense)."""
+        tail = self.messages[len(self.messages) - keep :] if keep else []
+        self.messages, self.sizes = [], []
+        self.tokens, self.fits, self.measured = {}, {}, None
+        for m in (summary_message(summary), *tail):
+            self._add(m)
 
     def _others(self, m: StoredMessage) -> bool:
         return self.agent is not None and m.agent is not None and m.agent != self.agent
 
     def append(self, m: StoredMessage) -> None:
-        if m.role == "user":
+        if m.role == "system":
+            condensed = m.metadata.get("condensed")
+            if condensed and condensed.get("agent") == self.agent:
+                self.condense(condensed["keep"], condensed["summary"])
+        elif m.role == "user":
             env = m.metadata.get("environmentDetails")
-            self.messages.append(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
+            self._add(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
         elif m.role == "assistant" and self._others(m):
             if m.text:
                 handoff = m.metadata.get("handoff")
                 said = f"{m.agent} to {handoff['to']}" if handoff else f"{m.agent} said"
                 quote = ChatMessage("user", f"[{said}]\n{m.text}")
-                (self._held if self._native else self.messages).append(quote)
+                self._held.append(quote) if self._native else self._add(quote)
         elif m.role == "assistant" and "handoff" in m.metadata:
             return  # this agent's own hand-off: its tool call holds the words
         elif m.role == "assistant":
@@ -73,9 +123,7 @@ class ModelHistory:
             calls = [c for c in m.metadata.get("toolCalls", ()) if c.get("native")]
             self._native.update(c["id"] for c in calls)
             requests = tuple(ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in calls)
-            self.messages.append(
-                ChatMessage("assistant", m.metadata.get("raw", m.text), requests, state=m.metadata.get("providerState"))
-            )
+            self._add(ChatMessage("assistant", m.metadata.get("raw", m.text), requests, state=m.metadata.get("providerState")))
         elif m.role == "tool":
             call_id, name = m.metadata.get("toolCallId"), m.metadata.get("name")
             if self._mine is not None:
@@ -85,12 +133,13 @@ class ModelHistory:
             if call_id in self._native:
                 self._native.discard(call_id)
                 error = bool(m.metadata.get("isError"))
-                self.messages.append(ChatMessage("tool", m.text, tool_call_id=call_id, tool_name=name, is_error=error))
+                self._add(ChatMessage("tool", m.text, tool_call_id=call_id, tool_name=name, is_error=error))
                 if not self._native and self._held:
-                    self.messages.extend(self._held)
+                    for quote in self._held:
+                        self._add(quote)
                     self._held.clear()
             else:
-                self.messages.append(ChatMessage("user", f"[{name}] Result:\n{m.text}"))
+                self._add(ChatMessage("user", f"[{name}] Result:\n{m.text}"))
 
 
 class Histories:
@@ -112,6 +161,10 @@ class Histories:
         else:
             self._live.move_to_end(key)
         return history
+
+    def peek(self, conversation_id: str, agent: str | None) -> ModelHistory | None:
+        """The history if it is in memory (never read from the store)."""
+        return self._live.get((conversation_id, agent))
 
     def forget(self, conversation_id: str) -> None:
         """The conversation changed in the store (cut back): read it again when next used."""

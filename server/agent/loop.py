@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from protocol import (
-    ApprovalRequest, MessageDelta, MessageUpdate, RefusedMention, ThinkingDelta, ToolCallUpdate, ToolError, TurnEnded, TurnStarted,
+    ApprovalRequest, ContextUpdate, MessageDelta, MessageUpdate, RefusedMention, ThinkingDelta, ToolCallUpdate, ToolError, TurnEnded, TurnStarted,
 )
 
 from ..errors import Denied
@@ -23,6 +23,7 @@ from ..providers.xmlcalls import XmlCallParser
 from ..state import StoredMessage
 from ..state.store import new_id
 from ..tools import TOOLS, ToolContext, run_tool
+from . import context
 from .history import tool_result
 from .summons import Summons, mentioned
 from .task import Task
@@ -196,17 +197,22 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
             shown.append(visible)
             turn.publish(MessageDelta, turn_id=turn.turn_id, text=visible)
 
-    messages = turn.session.histories.get(turn.history_id, turn.agent).messages
-    if turn.summons.note:
-        at = turn.summons_at
-        messages = [*messages[:at], ChatMessage("user", turn.summons.note), *messages[at:]]
-    request = ModelRequest(system=task.prompt.text, messages=tuple(messages), tools=task.tool_schemas)
     def on_thinking(chunk: str) -> None:
         turn.publish(ThinkingDelta, turn_id=turn.turn_id, text=chunk)
 
+    session = turn.session
+    note = [ChatMessage("user", turn.summons.note)] if turn.summons.note else []
+    condensed = await context.room_for(session, task, turn.history_id, turn.agent, note, turn.conversation_id)
+    if condensed:  # the note stays where the turn began, or follows the summary that took its place
+        turn.summons_at = max(1, turn.summons_at - condensed + 1)
+    history = session.histories.get(turn.history_id, turn.agent)
+    messages = await context.Fitted(history, context.window_of(task.model_config)).messages()
+    if note:
+        messages = [*messages[: turn.summons_at], *note, *messages[turn.summons_at :]]
+    request = ModelRequest(system=task.prompt.text, messages=tuple(messages), tools=task.tool_schemas)
     reply = await task.model.complete(request, on_text, turn.system, on_thinking)  # a retry's wait: a system message
     if reply.usage is not None:
-        turn.session.record_usage(turn.conversation_id, task, reply.usage)
+        session.record_usage(turn.conversation_id, task, reply.usage)
     rest = parser.finish()
     if rest:
         shown.append(rest)
@@ -227,6 +233,8 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
     if visible:
         turn.said.append(visible)
         turn.publish(MessageUpdate, turn_id=turn.turn_id, role="assistant", text=visible)
+    room = await context.measured(session, task, history, request, note, reply.usage)
+    turn.publish(ContextUpdate, **room.model_dump())
     return calls
 
 

@@ -579,7 +579,11 @@ class Session:
     # ------------------------------------------------------------ requests
 
     def state(self) -> State:
-        task = self.task_for(self.responder(self.conversation_id))
+        from . import context
+
+        agent = self.responder(self.conversation_id)
+        task = self.task_for(agent)
+        history = self.histories.peek(self.conversation_id, agent)
         return State(
             mode=ModeRef(slug=task.mode.slug, name=task.mode.name),
             phase=task.phase,
@@ -587,6 +591,8 @@ class Session:
             yolo=self.settings.yolo,
             task=task.info(),
             plan=plan_machine.plan_info(*self.store.current_plan(task.agent)),
+            usage=protocol.Usage(**self.store.usage_total(self.conversation_id)),
+            context=context.info(self, task, history.used if history else None),
         )
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:
@@ -836,7 +842,7 @@ class Session:
     def record_usage(self, conversation_id: str, task: Task, usage: "ModelUsage") -> None:
         """One model request's tokens and cost (None when the model's price is unknown): stored,
         then announced."""
-        from ..providers.pricing import cost, price_of
+        from ..providers.catalog import cost, price_of
 
         row = {
             "conversation_id": conversation_id,
@@ -851,6 +857,13 @@ class Session:
         self.store.add_usage(row)
         fields = {k: v for k, v in row.items() if k not in ("conversation_id", "model")}
         self.host.publish(protocol.UsageUpdate(conversation_id=conversation_id, **fields))
+
+    async def condense(self, conversation_id: str | None) -> protocol.CondenseResult:
+        """The conversation (by default the current one) as its responder's model sees it,
+        condensed now (agent/context.py)."""
+        from . import context
+
+        return await context.condense_now(self, conversation_id or self.conversation_id)
 
     def usage(self, conversation_id: str | None) -> protocol.UsageGetResult:
         """The conversation's usage (by default the current one's), summed in total, per task,

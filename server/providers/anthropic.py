@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage, no_notice
+from .catalog import DEFAULT_MODEL
 from .sdk import SdkModel
 
 DEFAULT_MAX_TOKENS = 8192
@@ -12,7 +13,7 @@ DEFAULT_MAX_TOKENS = 8192
 
 class AnthropicModel(SdkModel):
     provider = "anthropic"
-    default_model = "claude-sonnet-4-6"
+    default_model = DEFAULT_MODEL["anthropic"]
     default_key_env = "ANTHROPIC_API_KEY"
     client_class = "AsyncAnthropic"
     derived_events = frozenset({"text", "input_json", "citation", "thinking", "signature"})  # beside the raw events

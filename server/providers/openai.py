@@ -8,6 +8,7 @@ import uuid
 from typing import Any, Callable
 
 from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage, no_notice
+from .catalog import DEFAULT_MODEL
 from .sdk import SdkModel
 
 #: Arguments that are not a JSON object are kept under this key: the gate then reports the
@@ -17,7 +18,7 @@ RAW_ARGUMENTS = "unparsed_arguments"
 
 class OpenAIModel(SdkModel):
     provider = "openai"
-    default_model = "gpt-5.5"
+    default_model = DEFAULT_MODEL["openai"]
     default_key_env = "OPENAI_API_KEY"
     client_class = "AsyncOpenAI"
     no_key_hint = "; a local server needs none: set baseUrl"

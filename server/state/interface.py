@@ -60,6 +60,10 @@ class StateStore(Protocol):
         """The rows of these conversations (None: all), oldest first."""
         ...
 
+    def usage_total(self, conversation_id: str) -> dict[str, Any]:
+        """The conversation's rows summed (the Usage fields); its cost None when one of theirs is."""
+        ...
+
     # -- meta: small facts about the workspace (current mode, phase, conversation)
 
     def get_meta(self, key: str, default: str | None = None) -> str | None: ...

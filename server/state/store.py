@@ -318,6 +318,19 @@ class Store:
         rows = self.db.execute(f"SELECT {', '.join(USAGE_FIELDS)} FROM usage {where} ORDER BY id", args).fetchall()
         return [dict(zip(USAGE_FIELDS, r)) for r in rows]
 
+    def usage_total(self, conversation_id: str) -> dict[str, Any]:
+        """The conversation's rows summed; its cost None when one of theirs is."""
+        row = self.db.execute(
+            "SELECT TOTAL(input_tokens), TOTAL(output_tokens), TOTAL(cache_read_tokens), TOTAL(cache_write_tokens), "
+            "TOTAL(cost), COUNT(*) - COUNT(cost) FROM usage WHERE conversation_id = ?",
+            (conversation_id,),
+        ).fetchone()
+        return {
+            "input_tokens": int(row[0]), "output_tokens": int(row[1]),
+            "cache_read_tokens": int(row[2]), "cache_write_tokens": int(row[3]),
+            "cost": None if row[5] else round(row[4], 10),
+        }
+
     # -- tasks: which mode and phase each task ran in
 
     def add_task(self, task_id: str, agent: str, mode: str, phase: str, conversation_id: str | None, parent_id: str | None, replaces: str | None) -> None:

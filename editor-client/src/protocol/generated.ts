@@ -20,7 +20,9 @@ export type Update =
   | TodosUpdate
   | TurnEnded
   | McpChanged
-  | UsageUpdate;
+  | UsageUpdate
+  | CondensedUpdate
+  | ContextUpdate;
 
 /**
  * The wire contract between the Modus server and its editor clients.
@@ -46,6 +48,10 @@ export interface ModusProtocol {
   CheckpointsListResult?: CheckpointsListResult;
   CheckpointsRestoreParams?: CheckpointsRestoreParams;
   CheckpointsRestoreResult?: CheckpointsRestoreResult;
+  CondenseResult?: CondenseResult;
+  CondensedUpdate?: CondensedUpdate;
+  ContextInfo?: ContextInfo;
+  ContextUpdate?: ContextUpdate;
   ConversationParams?: ConversationParams;
   ConversationSummary?: ConversationSummary;
   EmptyParams?: EmptyParams;
@@ -386,6 +392,55 @@ export interface CheckpointsRestoreResult {
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CondenseResult".
+ */
+export interface CondenseResult {
+  after: number;
+  before: number;
+}
+/**
+ * The conversation was condensed: what a request took of the context window before and after (tokens).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CondensedUpdate".
+ */
+export interface CondensedUpdate {
+  after: number;
+  agent?: string;
+  before: number;
+  conversationId: string;
+  kind: 'condensed';
+  taskId?: string;
+}
+/**
+ * What an agent's requests take of its model's context window, in tokens.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ContextInfo".
+ */
+export interface ContextInfo {
+  threshold: number;
+  used?: number;
+  window: number;
+}
+/**
+ * After each model request and each condensing: what the agent's next request takes of its
+ * model's context window (the chat's context bar).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ContextUpdate".
+ */
+export interface ContextUpdate {
+  agent?: string;
+  conversationId: string;
+  kind: 'context';
+  taskId?: string;
+  threshold: number;
+  used?: number;
+  window: number;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ConversationParams".
  */
 export interface ConversationParams {
@@ -707,6 +762,7 @@ export interface Settings {
   autoApprove?: AutoApprove;
   checkpoints?: boolean;
   commandTimeoutSeconds?: number;
+  condenseThreshold?: number;
   maxConsecutiveMistakes?: number;
   maxRequestsPerTurn?: number;
   maxRetries?: number;
@@ -737,11 +793,13 @@ export interface StartInModeArgs {
  * via the `definition` "State".
  */
 export interface State {
+  context?: ContextInfo;
   conversationId: string;
   mode: ModeRef;
   phase: 'plan' | 'act';
   plan: PlanInfo;
   task: TaskInfo;
+  usage: Usage;
   yolo: boolean;
 }
 /**
@@ -764,6 +822,17 @@ export interface TaskModel {
   provider: string;
   reasoningEffort: string | null;
   thinkingBudgetTokens: number | null;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Usage".
+ */
+export interface Usage {
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  cost: number | null;
+  inputTokens: number;
+  outputTokens: number;
 }
 /**
  * The model's thinking (reasoning), streamed as it comes; not part of the conversation.
@@ -891,17 +960,6 @@ export interface UsageUpdate {
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
- * via the `definition` "Usage".
- */
-export interface Usage {
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  cost: number | null;
-  inputTokens: number;
-  outputTokens: number;
-}
-/**
- * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "UsageByPhase".
  */
 export interface UsageByPhase {
@@ -938,6 +996,7 @@ export const PROTOCOL_VERSION = 1;
 export interface Requests {
   "modus/agents/list": { params: EmptyParams; result: AgentsListResult };
   "modus/chat/cancel": { params: ConversationParams; result: ChatCancelResult };
+  "modus/chat/condense": { params: ChatOpenParams; result: CondenseResult };
   "modus/chat/history": { params: ConversationParams; result: ChatHistoryResult };
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
   "modus/chat/open": { params: ChatOpenParams; result: State };
@@ -971,6 +1030,7 @@ export interface Notifications {
 export const Method = {
   agentsList: "modus/agents/list",
   chatCancel: "modus/chat/cancel",
+  chatCondense: "modus/chat/condense",
   chatHistory: "modus/chat/history",
   chatList: "modus/chat/list",
   chatOpen: "modus/chat/open",

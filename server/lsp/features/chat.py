@@ -23,6 +23,7 @@ def register(server: "ModusServer") -> None:
     request(server, names.PROMPT_GET, lambda s, p: s.prompt(p))
     request(server, names.AGENTS_LIST, lambda s, p: s.list_agents())
     request(server, names.USAGE_GET, lambda s, p: s.usage(p.conversation_id))
+    request(server, names.CHAT_CONDENSE, lambda s, p: s.condense(p.conversation_id))
 
     command(server, Command.SHOW_PROMPT, _show_prompt)
     command(server, Command.TRUST_WORKSPACE_SETTINGS, lambda s, args: s.trust_workspace_settings())

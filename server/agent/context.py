@@ -1,0 +1,239 @@
+"""The context window: what a request takes of the model's window, and condensing the
+conversation before it would take too much.
+
+What a request takes is the provider's own count of the last request (input, cache reads and
+writes, and its reply's output) plus what came since, counted with the tokenizer
+(providers/tokens.py). Nothing is counted while an upper bound shows there is room.
+
+Before a request would take more than `condenseThreshold` % of the window, the model summarises
+the older part of the conversation; the summary replaces that part in what the model sees from
+then on (a marker in the store says where and with what), and the store keeps every message.
+A single message too large for the window (a tool result, mostly) is sent cut, with a marker.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Sequence
+
+import protocol  # the messages (protocol.messages) load with the first one used
+from protocol import ContextInfo
+
+from ..errors import BadRequest
+from ..providers import ChatMessage, ModelError, ModelRequest, ToolSchema
+from ..providers.base import Usage
+from ..providers.catalog import window_of
+from ..providers.tokens import TOKENIZER, bound
+from ..state import StoredMessage
+from ..state.store import new_id
+from .history import PER_MESSAGE, Measured, ModelHistory, summary_message
+
+if TYPE_CHECKING:
+    from .session import Session
+    from .task import Task
+
+#: One message takes at most this share of the window (1/4); more is cut out of its middle.
+MESSAGE_SHARE = 4
+#: After condensing, the newest messages kept as they are take at most this share of the
+#: threshold (1/4): the rest is summarised.
+KEEP_SHARE = 4
+
+CUT_MARKER = (
+    "\n\n[… {cut} tokens cut here: this was too large for the context window. "
+    "Ask for a smaller part (a line range, a narrower search) to see them. …]\n\n"
+)
+
+CONDENSE_SYSTEM = (
+    "You summarise a coding agent's conversation so that the agent can go on with its work from your "
+    "summary alone: the messages you summarise will not be shown to it again. Answer with the summary "
+    "and nothing else; call no tool."
+)
+
+CONDENSE_ASK = """Summarise the conversation above for the agent that goes on with it. Under these headings:
+
+1. Task: what the user asked for, in their own words where they matter, with every constraint and preference they gave.
+2. Decisions: what was decided and why, and the approaches tried and given up.
+3. Files: every file read, created or changed, with what matters about it (exact paths).
+4. Plan: the plan being followed, its steps, and which of them are done.
+5. Todos: the todo list, each item with its status.
+6. Now: what was being done when this summary was asked for, and the next step.
+
+Quote names, paths, commands and error messages exactly. Leave out what no longer matters."""
+
+_PROMPTS: dict[int, int] = {}  # prompt key → its tokens
+
+
+def prompt_key(system: str, tools: Sequence[ToolSchema]) -> int:
+    return hash((system, tuple(t.name for t in tools)))
+
+
+def _prompt_text(system: str, tools: Sequence[ToolSchema]) -> str:
+    return system + "".join(t.name + t.description + json.dumps(t.parameters) for t in tools)
+
+
+def _prompt_tokens(system: str, tools: Sequence[ToolSchema], exact: bool) -> int:
+    text = _prompt_text(system, tools)
+    if not exact:
+        return bound(text)
+    key = prompt_key(system, tools)
+    if key not in _PROMPTS:
+        if len(_PROMPTS) > 64:
+            _PROMPTS.clear()
+        _PROMPTS[key] = TOKENIZER.count(text)
+    return _PROMPTS[key]
+
+
+def _message_tokens(m: ChatMessage) -> int:
+    calls = "".join(c.name + json.dumps(c.arguments) for c in m.tool_calls)
+    return TOKENIZER.count(m.text) + TOKENIZER.count(calls) + PER_MESSAGE
+
+
+class Fitted:
+    """A history as the next request sends it: each message within its share of the window."""
+
+    def __init__(self, history: ModelHistory, window: int):
+        self.history = history
+        self.limit = window // MESSAGE_SHARE
+
+    async def messages(self) -> list[ChatMessage]:
+        h, limit = self.history, self.limit
+        big = [i for i, size in enumerate(h.sizes) if size > limit and h.messages[i].role != "assistant"]
+        if not big:
+            return h.messages
+        await TOKENIZER.ready()
+        out = list(h.messages)
+        for i in big:
+            fit = h.fits.get(i)
+            if fit is None or fit[0] != limit:
+                m = h.messages[i]
+                text, cut = TOKENIZER.cut(m.text, limit, CUT_MARKER)
+                fit = h.fits[i] = (limit, m._replace(text=text), self.tokens(i) if not cut else TOKENIZER.count(text) + PER_MESSAGE)
+            out[i] = fit[1]
+        return out
+
+    def tokens(self, i: int, exact: bool = True) -> int:
+        h = self.history
+        fit = h.fits.get(i)
+        if fit is not None and fit[0] == self.limit:
+            return fit[2]
+        if not exact:
+            return h.sizes[i]
+        if i not in h.tokens:
+            h.tokens[i] = _message_tokens(h.messages[i])
+        return h.tokens[i]
+
+    def used(self, system: str, tools: Sequence[ToolSchema], extra: Sequence[ChatMessage] = (), *, exact: bool) -> int:
+        """The tokens a request with these messages takes (exact: counted; else an upper bound,
+        at no cost). From the provider's last count when the prompt is the one it counted."""
+        h = self.history
+        m = h.measured
+        if m is not None and m.prompt == prompt_key(system, tools) and m.messages <= len(h.messages):
+            total, start = m.tokens, m.messages
+        else:
+            total, start = _prompt_tokens(system, tools, exact), 0
+        total += sum(self.tokens(i, exact) for i in range(start, len(h.messages)))
+        for m in extra:
+            total += _message_tokens(m) if exact else bound(m.text) + PER_MESSAGE
+        return total
+
+
+def info(session: Session, task: Task, used: int | None) -> ContextInfo:
+    window = window_of(task.model_config)
+    return ContextInfo(used=used, window=window, threshold=window * session.settings.condense_threshold // 100)
+
+
+async def measured(session: Session, task: Task, history: ModelHistory, request: ModelRequest, extra: Sequence[ChatMessage], usage: Usage | None) -> ContextInfo:
+    """After a reply (already in the history): what the request took, its reply included. The
+    provider's count when it gave one (the base of the next requests' counts), else the tokenizer's."""
+    if usage is not None:
+        used = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
+        history.measured = Measured(len(history.messages), used, prompt_key(request.system, request.tools))
+    else:
+        await TOKENIZER.ready()
+        used = Fitted(history, window_of(task.model_config)).used(request.system, request.tools, extra, exact=True)
+    history.used = used
+    return info(session, task, used)
+
+
+async def room_for(session: Session, task: Task, history_id: str, agent: str, extra: Sequence[ChatMessage], conversation_id: str) -> int:
+    """Before a request: condense first when it would pass the threshold. The messages it
+    sends are then those of the history (fitted) and `extra`. Returns how many messages the
+    summary replaced (0: not condensed)."""
+    history = session.histories.get(history_id, agent)
+    limits = info(session, task, None)
+    fitted = Fitted(history, limits.window)
+    await fitted.messages()
+    system, tools = task.prompt.text, task.tool_schemas
+    if fitted.used(system, tools, extra, exact=False) <= limits.threshold:
+        return 0
+    await TOKENIZER.ready()
+    used = fitted.used(system, tools, extra, exact=True)
+    if used <= limits.threshold:
+        return 0
+    return (await condense(session, task, history_id, agent, conversation_id, used))[1]
+
+
+async def condense(session: Session, task: Task, history_id: str, agent: str, conversation_id: str, before: int) -> tuple[int, int]:
+    """The model summarises all but the newest messages of `agent`'s history; the summary
+    replaces them. Returns (the tokens the next request takes, how many messages the summary
+    replaced); `before`: what it took until now."""
+    history = session.histories.get(history_id, agent)
+    limits = info(session, task, None)
+    fitted = Fitted(history, limits.window)
+    sent = await fitted.messages()
+    older = _older(history, fitted, limits.threshold // KEEP_SHARE)
+    if older == 0:
+        return before, 0
+    request = ModelRequest(CONDENSE_SYSTEM, (*sent[:older], ChatMessage("user", CONDENSE_ASK)), task.tool_schemas)
+    reply = await task.model.complete(request, lambda _: None)
+    if reply.usage is not None:
+        session.record_usage(conversation_id, task, reply.usage)
+    summary = reply.text.strip()
+    if not summary:
+        raise ModelError("condensing the conversation failed: the model's summary was empty")
+    after = _prompt_tokens(task.prompt.text, task.tool_schemas, True) + _message_tokens(summary_message(summary))
+    after += sum(fitted.tokens(i) for i in range(older, len(history.messages)))
+    keep = len(history.messages) - older  # what came meanwhile (other agents' words) is kept too
+    text = f"Condensed the conversation: {before:,} → {after:,} tokens."
+    session.add_message(
+        StoredMessage(
+            new_id("msg-"), history_id, "system", text, agent,
+            {"condensed": {"agent": agent, "keep": keep, "summary": summary, "before": before, "after": after}},
+        )
+    )
+    history.used = after
+    publish = session.host.publish
+    publish(protocol.MessageUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, role="system", text=text))
+    publish(protocol.CondensedUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, before=before, after=after))
+    publish(protocol.ContextUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, **info(session, task, after).model_dump()))
+    return after, older
+
+
+def _older(history: ModelHistory, fitted: Fitted, keep_budget: int) -> int:
+    """How many of the oldest messages to summarise: all but the newest that fit in
+    `keep_budget`, never splitting a reply's tool calls from their results (what is kept starts
+    with no tool result); at least one, none when the conversation is one exchange."""
+    if len(history.messages) <= 2:
+        return 0
+    kept, cut = 0, len(history.messages)
+    for i in range(len(history.messages) - 1, 0, -1):
+        kept += fitted.tokens(i)
+        if kept > keep_budget:
+            break
+        if history.messages[i].role != "tool":
+            cut = i
+    return cut
+
+
+async def condense_now(session: Session, cid: str) -> protocol.CondenseResult:
+    """`modus/chat/condense`: the responder's view of the conversation, condensed now."""
+    if not session.store.conversation_exists(cid):
+        raise BadRequest(f"conversationId: unknown conversation: {cid}")
+    session.idle_or_refuse(cid, "conversationId")
+    agent = session.responder(cid)
+    task = session.task_for(agent, cid)
+    history = session.histories.get(cid, agent)
+    await TOKENIZER.ready()
+    before = Fitted(history, window_of(task.model_config)).used(task.prompt.text, task.tool_schemas, exact=True)
+    after, _ = await condense(session, task, cid, agent, cid, before)
+    return protocol.CondenseResult(before=before, after=after)

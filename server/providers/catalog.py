@@ -1,0 +1,82 @@
+"""What Modus knows of the models it talks to: each one's context window and price.
+
+A Model setting's own `contextWindow` and `pricing` come first. Without them the list below
+answers for the models we know (list prices in USD per million tokens, cache writes at the
+5-minute rate); any other model gets DEFAULT_WINDOW and no price: tokens only, never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from protocol import Model, Pricing
+
+from .base import Usage
+
+#: The model a provider talks to when the setting names none.
+DEFAULT_MODEL = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.5"}
+
+#: The window of a model not in the list (the scripted one included): small enough for most
+#: models a local server runs at full size; set `contextWindow` for one with less.
+DEFAULT_WINDOW = 128_000
+
+
+class Known(NamedTuple):
+    window: int
+    price: Pricing
+
+
+_SONNET = Pricing(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75)
+
+#: model id → what we know; a dated id (`claude-sonnet-4-5-20250929`, `gpt-5-2025-08-07`) has its model's.
+KNOWN: dict[str, Known] = {
+    "claude-sonnet-4-6": Known(1_000_000, _SONNET),
+    "claude-sonnet-4-5": Known(200_000, _SONNET),
+    "claude-sonnet-4": Known(200_000, _SONNET),
+    "claude-opus-4-1": Known(200_000, Pricing(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75)),
+    "claude-haiku-4-5": Known(200_000, Pricing(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25)),
+    "gpt-5.5": Known(1_050_000, Pricing(input=5.0, output=30.0)),
+    "gpt-5": Known(400_000, Pricing(input=1.25, output=10.0, cache_read=0.125)),
+    "gpt-5-mini": Known(400_000, Pricing(input=0.25, output=2.0, cache_read=0.025)),
+    "gpt-4.1": Known(1_047_576, Pricing(input=2.0, output=8.0, cache_read=0.50)),
+}
+
+_DATED = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+def model_id(config: Model) -> str | None:
+    """The model the provider is asked for: the setting's, else the provider's default."""
+    return config.model or DEFAULT_MODEL.get(config.provider)
+
+
+def _known(config: Model) -> Known | None:
+    if config.provider == "scripted":
+        return None
+    return KNOWN.get(_DATED.sub("", model_id(config) or ""))
+
+
+def price_of(config: Model) -> Pricing | None:
+    if config.pricing is not None:
+        return config.pricing
+    known = _known(config)
+    return known.price if known else None
+
+
+def window_of(config: Model) -> int:
+    """The tokens the model takes in one request, its reply included."""
+    if config.context_window is not None:
+        return config.context_window
+    known = _known(config)
+    return known.window if known else DEFAULT_WINDOW
+
+
+def cost(usage: Usage, price: Pricing | None) -> float | None:
+    """USD, or None when the price is not known. A cache price not given is the input price."""
+    if price is None:
+        return None
+    read = price.cache_read if price.cache_read is not None else price.input
+    write = price.cache_write if price.cache_write is not None else price.input
+    total = usage.input_tokens * price.input + usage.output_tokens * price.output
+    total += usage.cache_read_tokens * read + usage.cache_write_tokens * write
+    return total / 1_000_000

@@ -1,0 +1,187 @@
+"""The context window over the wire: a `context` update after each model request, condensing
+before a request would pass the threshold (by itself and on `modus/chat/condense`), the summary
+in place of the older messages while the store keeps them all, and a result too large for the
+window sent cut. With the scripted model, and with the real SDKs against the local fake servers
+(whose recorded requests show what the model was sent)."""
+
+from __future__ import annotations
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from fake_models import Call, FakeAnthropic, FakeOpenAI, Reply
+from protocol import methods
+from server.agent.context import CONDENSE_ASK, CONDENSE_SYSTEM
+from server.agent.history import SUMMARY_HEADER
+
+from .conftest import script
+from .editor import Editor
+
+WINDOW = 10_000  # the prompt takes about 4,800 of it; condensed at 8,000
+
+
+def words(tag: str, n: int) -> str:
+    return " ".join(f"{tag}{i}" for i in range(n))
+
+
+def scripted(workspace, *turns, window: int = WINDOW) -> dict:
+    settings = script(workspace, *turns)
+    settings["models"]["default"]["contextWindow"] = window
+    return settings
+
+
+async def test_a_long_conversation_is_condensed_before_it_passes_the_threshold(editor, workspace):
+    turns = [{"text": "Noted one."}, {"text": "Noted two."}, {"text": "SUMMARY: the user gave three long lists."}, {"text": "Noted three."}]
+    await editor.start(scripted(workspace, *turns))
+    await editor.chat(words("alpha", 500))
+    [first] = editor.of_kind("context")
+    assert first["window"] == WINDOW and first["threshold"] == 8_000 and 5_000 < first["used"] < 8_000
+    await editor.chat(words("beta", 500))
+    assert not editor.of_kind("condensed")
+    await editor.chat(words("gamma", 500))  # this request would pass 8,000 tokens
+
+    [condensed] = editor.of_kind("condensed")
+    assert condensed["before"] > 8_000 and condensed["after"] < condensed["before"] - 1_000
+    assert condensed["conversationId"] == (await editor.request(methods.STATE))["conversationId"]
+    [said] = [m for m in editor.of_kind("message") if m["role"] == "system"]
+    assert said["text"] == f"Condensed the conversation: {condensed['before']:,} → {condensed['after']:,} tokens."
+    assert editor.of_kind("message")[-1]["text"] == "Noted three."  # the turn went on after the summary
+    assert editor.of_kind("context")[-1]["used"] < 8_000
+
+    state = await editor.request(methods.STATE)
+    assert state["context"] == {"used": editor.of_kind("context")[-1]["used"], "window": WINDOW, "threshold": 8_000}
+    history = (await editor.request(methods.CHAT_HISTORY, {"conversationId": state["conversationId"]}))["messages"]
+    users = [m["text"] for m in history if m["role"] == "user"]
+    assert [u.split()[0] for u in users] == ["alpha0", "beta0", "gamma0"]  # the store keeps every message
+    [marker] = [m for m in history if m["role"] == "system"]
+    assert marker["metadata"]["condensed"]["summary"] == "SUMMARY: the user gave three long lists."
+
+
+def openai(url: str, window: int = WINDOW, **more) -> dict:
+    model = {"provider": "openai", "baseUrl": url, "model": "local-model", "contextWindow": window, **more}
+    return {"models": {"default": model}}
+
+
+def usage(prompt: int, completion: int = 10) -> dict:
+    return {"prompt_tokens": prompt, "completion_tokens": completion}
+
+
+async def test_the_providers_count_decides_and_the_summary_replaces_the_older_part(editor):
+    with FakeOpenAI() as server:
+        server.add(
+            Reply("First answer.", usage=usage(7_400)),
+            Reply("Second answer.", usage=usage(7_950)),  # with what comes next: past 8,000
+            Reply("The user gave a long list."),  # the summary
+            Reply("Third answer.", usage=usage(5_600)),
+        )
+        await editor.start(openai(server.url))
+        await editor.chat(words("first", 1000))
+        await editor.chat("second question")
+        assert editor.of_kind("context")[-1]["used"] == 7_960  # the provider's count, its reply included
+        assert not editor.of_kind("condensed")
+        await editor.chat("third question")
+        bodies = [r.body for r in server.requests]
+    assert len(bodies) == 4
+    summary_request = bodies[2]
+    assert summary_request["messages"][0] == {"role": "system", "content": CONDENSE_SYSTEM}
+    assert summary_request["messages"][-1] == {"role": "user", "content": CONDENSE_ASK}
+    said = [m["content"] for m in summary_request["messages"][1:-1]]
+    assert len(said) == 1 and said[0].startswith("first0 first1")  # the newest (a quarter of 8,000) are kept
+    after = bodies[3]["messages"]
+    assert after[1]["role"] == "user" and after[1]["content"].startswith(SUMMARY_HEADER)
+    assert after[1]["content"].endswith("The user gave a long list.")
+    assert [m["content"] for m in after[2:5]] == ["First answer.", after[3]["content"], "Second answer."]
+    assert after[3]["content"].startswith("second question") and after[-1]["content"].startswith("third question")
+    assert "first0" not in str(after)
+    [condensed] = editor.of_kind("condensed")
+    assert condensed["before"] > 8_000 and condensed["after"] < condensed["before"] - 2_000
+
+
+async def test_a_condensed_conversation_is_condensed_still_after_a_restart(workspace, tmp_path):
+    with FakeOpenAI() as server:
+        server.add(
+            Reply("First answer.", usage=usage(7_000)),
+            Reply("Second answer.", usage=usage(7_950)),
+            Reply("A summary of the long list."),
+            Reply("Third answer.", usage=usage(5_000)),
+            Reply("Fourth answer.", usage=usage(5_100)),
+        )
+        settings = openai(server.url)
+        first = Editor(workspace, tmp_path / "config")
+        await first.start(settings)
+        try:
+            for text in (words("first", 1000), "second question", "third question"):
+                await first.chat(text)
+            conversation = (await first.request(methods.STATE))["conversationId"]
+        finally:
+            await first.stop()
+        again = Editor(workspace, tmp_path / "config")
+        await again.start(settings)
+        try:
+            await again.request(methods.CHAT_OPEN, {"conversationId": conversation})
+            await again.chat("fourth question")
+        finally:
+            await again.stop()
+        before, last = server.requests[-2].body["messages"], server.requests[-1].body["messages"]
+    assert last[1]["content"].endswith("A summary of the long list.") and "first0" not in str(last)
+    assert last[:-2] == before  # what the model saw before the restart, and the new exchange
+    assert last[-1]["content"].startswith("fourth question")
+
+
+async def test_a_result_too_large_for_the_window_is_sent_cut_with_a_marker(editor, workspace):
+    whole = "\n".join(f"line {i}: {words('w', 8)}" for i in range(1_000))
+    (workspace / "big.txt").write_text(whole, encoding="utf-8")
+    with FakeOpenAI() as server:
+        server.add(Reply("Reading.", [Call("call_1", "read_file", {"path": "big.txt"})]), Reply("It is long."))
+        await editor.start(openai(server.url))
+        await editor.chat("what is in big.txt?")
+        [result] = [m for m in server.requests[1].body["messages"] if m["role"] == "tool"]
+    assert "tokens cut here: this was too large for the context window" in result["content"]
+    assert "line 0:" in result["content"] and "line 999:" in result["content"]  # its beginning and its end
+    assert len(result["content"]) < len(whole) // 3
+    history = (await editor.request(methods.CHAT_HISTORY, {"conversationId": (await editor.request(methods.STATE))["conversationId"]}))
+    [stored] = [m for m in history["messages"] if m["role"] == "tool"]
+    assert "line 500:" in stored["text"]  # the store keeps it whole
+
+
+async def test_condense_on_demand(editor):
+    with FakeAnthropic() as server:
+        server.add(
+            Reply("One.", usage={"input_tokens": 5_500, "output_tokens": 5}),
+            Reply("Two.", usage={"input_tokens": 5_600, "output_tokens": 5}),
+            Reply("Summary of one."),
+            Reply("Three.", usage={"input_tokens": 5_000, "output_tokens": 5}),
+        )
+        model = {"provider": "anthropic", "baseUrl": server.url, "model": "claude-sonnet-4-5"}
+        await editor.start({"models": {"default": model}})
+        assert (await editor.request(methods.STATE))["context"] == {"window": 200_000, "threshold": 160_000}  # no request yet
+        await editor.chat(words("first", 300))
+        await editor.chat("second")
+        got = await editor.request(methods.CHAT_CONDENSE, {})
+        await editor.chat("third")
+        bodies = [r.body for r in server.requests]
+    assert got["after"] < got["before"]
+    [condensed] = editor.of_kind("condensed")
+    assert (condensed["before"], condensed["after"]) == (got["before"], got["after"])
+    assert bodies[2]["system"] == CONDENSE_SYSTEM and bodies[2]["messages"][-1]["content"][-1]["text"] == CONDENSE_ASK
+    first = bodies[3]["messages"][0]
+    assert first["role"] == "user" and SUMMARY_HEADER in str(first["content"]) and "first0" not in str(bodies[3])
+
+
+async def test_condense_refuses_what_it_cannot_do(editor, workspace):
+    await editor.start(scripted(workspace, {"text": "hi"}))
+    with pytest.raises(JsonRpcException, match="conversationId: unknown conversation: conv-nope"):
+        await editor.request(methods.CHAT_CONDENSE, {"conversationId": "conv-nope"})
+    await editor.chat("hello")
+    got = await editor.request(methods.CHAT_CONDENSE, {})  # one exchange: nothing older to summarise
+    assert got["before"] == got["after"] and not editor.of_kind("condensed")
+
+
+async def test_state_sums_the_conversations_usage(editor, workspace):
+    await editor.start(scripted(workspace, {"text": "a", "usage": {"inputTokens": 10, "outputTokens": 2}}, {"text": "b", "usage": {"inputTokens": 30, "outputTokens": 4, "cacheReadTokens": 5}}))
+    assert (await editor.request(methods.STATE))["usage"] == {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0, "cost": 0.0}
+    await editor.chat("one")
+    await editor.chat("two")
+    state = await editor.request(methods.STATE)
+    assert state["usage"] == {"inputTokens": 40, "outputTokens": 6, "cacheReadTokens": 5, "cacheWriteTokens": 0, "cost": None}
+    assert state["context"]["used"] == 30 + 4 + 5  # the last request, as the provider counted it
