@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(PY) bench/run.py
 	$(PY) bench/agents.py
 	$(PY) bench/checkpoints.py
+	$(PY) bench/context.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

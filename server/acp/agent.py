@@ -23,6 +23,7 @@ import protocol
 
 from .. import __version__
 from ..errors import BadRequest
+from ..providers import ModelError
 from . import translate as tr
 from .host import AcpHost, Outbox, PromptState
 
@@ -299,6 +300,15 @@ class ModusAgent:
                 session.set_phase(name, by="user", conversation_id=opened.id)  # told as the phase's change
             else:  # /act alone: a plan_mode_respond that waits for the user's answer goes on in ACT
                 await session.user_set_phase("act")
+            return rest
+        if name == "condense":
+            try:
+                condensed = await session.condense(opened.id)  # its `Condensed the conversation: …` line is a note
+            except (BadRequest, ModelError) as exc:
+                host.note(f"/condense: {exc}")
+            else:
+                if condensed.before == condensed.after:
+                    host.note("Nothing to condense yet: the conversation is a single exchange.")
             return rest
         try:  # trust
             session.trust_workspace_settings()

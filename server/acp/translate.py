@@ -57,6 +57,8 @@ COMMANDS = (
     ("plan-change", "Plan a change in the code you attach: plan mode, scoped to its file; nothing is written until you "
      "approve a plan", "the change to plan"),
     ("trust", "Trust this workspace's .modus/settings.json (its yolo, autoApprove, stateDir, model endpoints)", None),
+    ("condense", "Condense the conversation: the model summarises the older part, which the summary replaces in what "
+     "it sees from now on (the history keeps it all)", None),
 )
 
 MAX_SHOWN = 20_000  # characters of a tool result shown in its card (the model gets it all)

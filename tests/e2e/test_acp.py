@@ -9,6 +9,7 @@ writes and runs itself). Each test opens its own session in its own workspace.
 from __future__ import annotations
 
 import asyncio
+import re
 import json
 import os
 import sys
@@ -94,7 +95,7 @@ async def test_initialize_and_a_new_session_offer_modes_the_phase_and_commands(e
     assert [o.value for o in mode.options] == list(modes)
     assert (phase.id, phase.current_value, [o.value for o in phase.options]) == ("phase", "act", ["plan", "act"])
     [commands] = await editor.client.wait_for(lambda: editor.client.of(new.session_id, "available_commands_update") or None, "the commands")
-    assert [c.name for c in commands.available_commands] == ["plan", "act", "mode", "plan-change", "trust"]
+    assert [c.name for c in commands.available_commands] == ["plan", "act", "mode", "plan-change", "trust", "condense"]
 
 
 # ================================================================ a turn with a write
@@ -451,6 +452,17 @@ async def test_trust_applies_the_workspaces_risky_settings(bare, tmp_path):
     assert "sets autoApprove: not applied until you trust" in said and "is trusted as it is now." in said
     assert [p for p in bare.client.permissions if p[0] == sid] == []  # trusted before the message went to the model
     assert (ws / "a.txt").exists()
+
+
+async def test_condense_summarises_the_older_part_of_the_session(bare, tmp_path):
+    ws = workspace_with(tmp_path / "ws", [{"text": "One."}, {"text": "Two."}, {"text": "The user said one and two."}])
+    sid = (await bare.new(ws)).session_id
+    assert await bare.prompt(sid, "/condense") == "end_turn"
+    assert "Nothing to condense yet" in bare.client.text(sid)
+    assert await bare.prompt(sid, "one") == "end_turn"
+    assert await bare.prompt(sid, "two") == "end_turn"
+    assert await bare.prompt(sid, "/condense") == "end_turn"
+    assert re.search(r"Condensed the conversation: [\d,]+ → [\d,]+ tokens\.", bare.client.text(sid))
 
 
 # ================================================================ load
