@@ -119,12 +119,11 @@ def main() -> int:
 
     rng = random.Random(11)
     Fitted(history, WINDOW).used(SYSTEM, (), exact=True)  # counted up to now, as after the requests so far
-    results = iter(range(10**6))
+    results = iter([StoredMessage(f"x{i}", "c1", "user", f"[read_file] Result:\n{source(rng, 20)}", None, {}) for i in range(3 * rounds)])
 
     def next_request(exact: bool):
         def run() -> None:
-            i = next(results)
-            history.append(StoredMessage(f"x{i}", "c1", "user", f"[read_file] Result:\n{source(rng, 20)}", None, {}))
+            history.append(next(results))
             Fitted(history, WINDOW).used(SYSTEM, (), exact=exact)
         return run
 

@@ -172,9 +172,11 @@ def round_trips(client: Client, method: str, runs: int, params=None) -> list[flo
 
 def scripted(workspace: Path, turns: list[dict], **settings) -> dict:
     """Settings for the scripted model; checkpoints off unless asked for (a checkpoint is a git
-    run, measured by bench/checkpoints.py; here the server's own work is)."""
+    run, measured by bench/checkpoints.py; here the server's own work is). Its window holds the
+    1,000-call turn: each request is counted, as always, but none is condensed (a summary would
+    take a scripted turn)."""
     (workspace / "script.json").write_text(json.dumps({"turns": turns}))
-    model = {"provider": "scripted", "script": "script.json"}
+    model = {"provider": "scripted", "script": "script.json", "contextWindow": 100_000_000}
     return {"modus": {"models": {"default": model}, "modeSwitchDelayMs": 0, "checkpoints": False, **settings}}
 
 

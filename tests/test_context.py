@@ -80,7 +80,7 @@ def test_a_history_read_again_puts_the_summary_in_place_of_what_it_replaced():
         ("tool", "content of b"),
         ("assistant", "b says bye"),
     ]
-    assert len(history.sizes) == len(history.messages) and history.measured is None
+    assert len(history.bounds) == len(history.messages) + 1 and history.measured is None
 
 
 def test_another_agents_summary_is_not_this_ones():
@@ -107,4 +107,4 @@ async def test_a_message_too_large_is_sent_cut_and_the_history_keeps_it_whole():
     assert sent[:2] == history.messages[:2] and history.messages[2].text == big
     assert "tokens cut here" in sent[2].text and sent[2].tool_call_id == "a"
     assert fitted.tokens(2) <= 8_000 // 4 + 50
-    assert await fitted.messages() == sent and history.fits[2][1] is sent[2]  # cut once
+    assert await fitted.messages() == sent and history.fits[2][2][0] is sent[2]  # cut once

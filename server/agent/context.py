@@ -22,7 +22,7 @@ from protocol import ContextInfo
 from ..errors import BadRequest
 from ..providers import ChatMessage, ModelError, ModelRequest, ToolSchema
 from ..providers.base import Usage
-from ..providers.catalog import window_of
+from ..providers.catalog import context_info, window_of
 from ..providers.tokens import TOKENIZER, bound
 from ..state import StoredMessage
 from ..state.store import new_id
@@ -60,26 +60,22 @@ CONDENSE_ASK = """Summarise the conversation above for the agent that goes on wi
 
 Quote names, paths, commands and error messages exactly. Leave out what no longer matters."""
 
-_PROMPTS: dict[int, int] = {}  # prompt key → its tokens
+_PROMPTS: dict[tuple[int, bool], int] = {}  # (prompt key, exact) → its tokens
 
 
 def prompt_key(system: str, tools: Sequence[ToolSchema]) -> int:
     return hash((system, tuple(t.name for t in tools)))
 
 
-def _prompt_text(system: str, tools: Sequence[ToolSchema]) -> str:
-    return system + "".join(t.name + t.description + json.dumps(t.parameters) for t in tools)
-
-
 def _prompt_tokens(system: str, tools: Sequence[ToolSchema], exact: bool) -> int:
-    text = _prompt_text(system, tools)
-    if not exact:
-        return bound(text)
-    key = prompt_key(system, tools)
+    """The system prompt's and the tool definitions' tokens (exact: counted, else the bound),
+    worked out once per prompt."""
+    key = (prompt_key(system, tools), exact)
     if key not in _PROMPTS:
+        text = system + "".join(t.name + t.description + json.dumps(t.parameters) for t in tools)
         if len(_PROMPTS) > 64:
             _PROMPTS.clear()
-        _PROMPTS[key] = TOKENIZER.count(text)
+        _PROMPTS[key] = TOKENIZER.count(text) if exact else bound(text)
     return _PROMPTS[key]
 
 
@@ -89,57 +85,75 @@ def _message_tokens(m: ChatMessage) -> int:
 
 
 class Fitted:
-    """A history as the next request sends it: each message within its share of the window."""
+    """A history as the next request sends it: each message within its share of the window.
+
+    A request's cost grows with what came since the one before, not with the conversation: the
+    history keeps prefix sums of its messages' bounds and counts, and the messages too large,
+    each looked at once."""
 
     def __init__(self, history: ModelHistory, window: int):
         self.history = history
         self.limit = window // MESSAGE_SHARE
 
+    def _big(self) -> dict[int, tuple[ChatMessage, int] | None]:
+        h = self.history
+        limit, seen, big = h.fits if h.fits is not None and h.fits[0] == self.limit else (self.limit, 0, {})
+        for i in range(seen, len(h.messages)):
+            if h.bounds[i + 1] - h.bounds[i] > limit and h.messages[i].role != "assistant":
+                big[i] = None
+        h.fits = (limit, len(h.messages), big)
+        return big
+
     async def messages(self) -> list[ChatMessage]:
-        h, limit = self.history, self.limit
-        big = [i for i, size in enumerate(h.sizes) if size > limit and h.messages[i].role != "assistant"]
+        h, big = self.history, self._big()
         if not big:
             return h.messages
         await TOKENIZER.ready()
         out = list(h.messages)
-        for i in big:
-            fit = h.fits.get(i)
-            if fit is None or fit[0] != limit:
-                m = h.messages[i]
-                text, cut = TOKENIZER.cut(m.text, limit, CUT_MARKER)
-                fit = h.fits[i] = (limit, m._replace(text=text), self.tokens(i) if not cut else TOKENIZER.count(text) + PER_MESSAGE)
-            out[i] = fit[1]
+        for i, fit in big.items():
+            if fit is None:
+                text, cut = TOKENIZER.cut(h.messages[i].text, self.limit, CUT_MARKER)
+                fit = big[i] = (h.messages[i]._replace(text=text), TOKENIZER.count(text) + PER_MESSAGE) if cut else (h.messages[i], self._raw(i))
+            out[i] = fit[0]
         return out
 
-    def tokens(self, i: int, exact: bool = True) -> int:
+    def _counted(self, n: int) -> list[int]:
         h = self.history
-        fit = h.fits.get(i)
-        if fit is not None and fit[0] == self.limit:
-            return fit[2]
-        if not exact:
-            return h.sizes[i]
-        if i not in h.tokens:
-            h.tokens[i] = _message_tokens(h.messages[i])
-        return h.tokens[i]
+        while len(h.counts) <= n:
+            h.counts.append(h.counts[-1] + _message_tokens(h.messages[len(h.counts) - 1]))
+        return h.counts
+
+    def _raw(self, i: int) -> int:
+        counts = self._counted(i + 1)
+        return counts[i + 1] - counts[i]
+
+    def tokens(self, i: int) -> int:
+        """Message `i`'s tokens, as sent."""
+        fit = self._big().get(i)
+        return fit[1] if fit is not None else self._raw(i)
 
     def used(self, system: str, tools: Sequence[ToolSchema], extra: Sequence[ChatMessage] = (), *, exact: bool) -> int:
         """The tokens a request with these messages takes (exact: counted; else an upper bound,
         at no cost). From the provider's last count when the prompt is the one it counted."""
         h = self.history
+        n = len(h.messages)
         m = h.measured
-        if m is not None and m.prompt == prompt_key(system, tools) and m.messages <= len(h.messages):
+        if m is not None and m.prompt == prompt_key(system, tools) and m.messages <= n:
             total, start = m.tokens, m.messages
         else:
             total, start = _prompt_tokens(system, tools, exact), 0
-        total += sum(self.tokens(i, exact) for i in range(start, len(h.messages)))
-        for m in extra:
-            total += _message_tokens(m) if exact else bound(m.text) + PER_MESSAGE
+        sums = self._counted(n) if exact else h.bounds
+        total += sums[n] - sums[start]
+        for i, fit in self._big().items():
+            if i >= start and fit is not None:
+                total += fit[1] - (sums[i + 1] - sums[i])
+        for e in extra:
+            total += _message_tokens(e) if exact else bound(e.text) + PER_MESSAGE
         return total
 
 
 def info(session: Session, task: Task, used: int | None) -> ContextInfo:
-    window = window_of(task.model_config)
-    return ContextInfo(used=used, window=window, threshold=window * session.settings.condense_threshold // 100)
+    return context_info(task.model_config, session.settings.condense_threshold, used)
 
 
 async def measured(session: Session, task: Task, history: ModelHistory, request: ModelRequest, extra: Sequence[ChatMessage], usage: Usage | None) -> ContextInfo:

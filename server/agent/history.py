@@ -73,12 +73,14 @@ class ModelHistory:
         #: others' words said while this agent's native calls wait for results: they follow the
         #: results (a provider wants the results right after the calls)
         self._held: list[ChatMessage] = []
-        #: per message: an upper bound of its tokens (tokens.bound), at no cost
-        self.sizes: list[int] = []
-        #: per message counted so far (its index): its tokens
-        self.tokens: dict[int, int] = {}
-        #: per message too large for the window (its index): (the limit, the message as sent, its tokens)
-        self.fits: dict[int, tuple[int, ChatMessage, int]] = {}
+        #: prefix sums of an upper bound of each message's tokens (tokens.bound), at no cost:
+        #: bounds[i] is that of the first i messages
+        self.bounds: list[int] = [0]
+        #: prefix sums of the messages' tokens, as far as they have been counted (context.Fitted)
+        self.counts: list[int] = [0]
+        #: the messages too large for a limit of tokens: (the limit, how many messages were looked
+        #: at, {index: (the message as sent, its tokens), or None before it was cut})
+        self.fits: tuple[int, int, dict[int, tuple[ChatMessage, int] | None]] | None = None
         #: the provider's last count, and what the last request took (the context bar)
         self.measured: Measured | None = None
         self.used: int | None = None
@@ -88,13 +90,13 @@ class ModelHistory:
     def _add(self, m: ChatMessage) -> None:
         self.messages.append(m)
         calls = "".join(c.name + json.dumps(c.arguments) for c in m.tool_calls)
-        self.sizes.append(bound(m.text) + bound(calls) + PER_MESSAGE)
+        self.bounds.append(self.bounds[-1] + bound(m.text) + bound(calls) + PER_MESSAGE)
 
     def condense(self, keep: int, summary: str) -> None:
         """The summary replaces every message but the last `keep` (context.condense)."""
         tail = self.messages[len(self.messages) - keep :] if keep else []
-        self.messages, self.sizes = [], []
-        self.tokens, self.fits, self.measured = {}, {}, None
+        self.messages, self.bounds, self.counts = [], [0], [0]
+        self.fits, self.measured = None, None
         for m in (summary_message(summary), *tail):
             self._add(m)
 

@@ -579,7 +579,7 @@ class Session:
     # ------------------------------------------------------------ requests
 
     def state(self) -> State:
-        from . import context
+        from ..providers.catalog import context_info
 
         agent = self.responder(self.conversation_id)
         task = self.task_for(agent)
@@ -592,7 +592,7 @@ class Session:
             task=task.info(),
             plan=plan_machine.plan_info(*self.store.current_plan(task.agent)),
             usage=protocol.Usage(**self.store.usage_total(self.conversation_id)),
-            context=context.info(self, task, history.used if history else None),
+            context=context_info(task.model_config, self.settings.condense_threshold, history.used if history else None),
         )
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:

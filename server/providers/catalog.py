@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from protocol import Model, Pricing
+from protocol import ContextInfo, Model, Pricing
 
 from .base import Usage
 
@@ -24,22 +24,23 @@ DEFAULT_WINDOW = 128_000
 
 class Known(NamedTuple):
     window: int
-    price: Pricing
+    #: USD per million tokens: input, output, cache read, cache write (None: the input price)
+    price: tuple[float, float, float | None, float | None]
 
 
-_SONNET = Pricing(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75)
+_SONNET = (3.0, 15.0, 0.30, 3.75)
 
 #: model id → what we know; a dated id (`claude-sonnet-4-5-20250929`, `gpt-5-2025-08-07`) has its model's.
 KNOWN: dict[str, Known] = {
     "claude-sonnet-4-6": Known(1_000_000, _SONNET),
     "claude-sonnet-4-5": Known(200_000, _SONNET),
     "claude-sonnet-4": Known(200_000, _SONNET),
-    "claude-opus-4-1": Known(200_000, Pricing(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75)),
-    "claude-haiku-4-5": Known(200_000, Pricing(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25)),
-    "gpt-5.5": Known(1_050_000, Pricing(input=5.0, output=30.0)),
-    "gpt-5": Known(400_000, Pricing(input=1.25, output=10.0, cache_read=0.125)),
-    "gpt-5-mini": Known(400_000, Pricing(input=0.25, output=2.0, cache_read=0.025)),
-    "gpt-4.1": Known(1_047_576, Pricing(input=2.0, output=8.0, cache_read=0.50)),
+    "claude-opus-4-1": Known(200_000, (15.0, 75.0, 1.50, 18.75)),
+    "claude-haiku-4-5": Known(200_000, (1.0, 5.0, 0.10, 1.25)),
+    "gpt-5.5": Known(1_050_000, (5.0, 30.0, None, None)),
+    "gpt-5": Known(400_000, (1.25, 10.0, 0.125, None)),
+    "gpt-5-mini": Known(400_000, (0.25, 2.0, 0.025, None)),
+    "gpt-4.1": Known(1_047_576, (2.0, 8.0, 0.50, None)),
 }
 
 _DATED = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
@@ -60,7 +61,10 @@ def price_of(config: Model) -> Pricing | None:
     if config.pricing is not None:
         return config.pricing
     known = _known(config)
-    return known.price if known else None
+    if known is None:
+        return None
+    given, output, read, write = known.price
+    return Pricing(input=given, output=output, cache_read=read, cache_write=write)
 
 
 def window_of(config: Model) -> int:
@@ -69,6 +73,13 @@ def window_of(config: Model) -> int:
         return config.context_window
     known = _known(config)
     return known.window if known else DEFAULT_WINDOW
+
+
+def context_info(config: Model, percent: int, used: int | None) -> ContextInfo:
+    """The model's window, where a conversation is condensed (`percent` of it: the
+    condenseThreshold setting), and what a request took (`used`)."""
+    window = window_of(config)
+    return ContextInfo(used=used, window=window, threshold=window * percent // 100)
 
 
 def cost(usage: Usage, price: Pricing | None) -> float | None:
