@@ -8,7 +8,7 @@ import random
 import pytest
 
 from protocol import Model
-from server.agent.context import CUT_MARKER, Fitted, _older
+from server.agent.context import CUT_MARKER, Fitted, _older, _summarised
 from server.agent.history import SUMMARY_HEADER, ModelHistory
 from server.providers.catalog import DEFAULT_WINDOW, price_of, window_of
 from server.providers.tokens import TOKENIZER, bound
@@ -108,3 +108,16 @@ async def test_a_message_too_large_is_sent_cut_and_the_history_keeps_it_whole():
     assert "tokens cut here" in sent[2].text and sent[2].tool_call_id == "a"
     assert fitted.tokens(2) <= 8_000 // 4 + 50
     assert await fitted.messages() == sent and history.fits[2][2][0] is sent[2]  # cut once
+
+
+def test_older_messages_more_than_one_request_takes_are_summarised_from_the_first_and_the_newest():
+    history = ModelHistory(CONVERSATION, "modus")
+    fitted = Fitted(history, 100_000)
+    sizes = [fitted.tokens(i) for i in range(len(history.messages))]
+    assert _summarised(history.messages, fitted, 7, sum(sizes)) == history.messages  # all fit
+    # room for the first and the last two: the result's call comes with it, the one between is left out
+    said = _summarised(history.messages, fitted, 7, sizes[0] + sizes[5] + sizes[6])
+    assert [m.text for m in said] == ["first", "[4 messages left out here: more than one request can take.]", "reading b", "content of b"]
+    # room for the first and the last only: a result without its call is not sent
+    said = _summarised(history.messages, fitted, 7, sizes[0] + sizes[6])
+    assert [m.text for m in said] == ["first", "[6 messages left out here: more than one request can take.]"]

@@ -198,7 +198,9 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
     older = _older(history, fitted, limits.threshold // KEEP_SHARE)
     if older == 0:
         return before, 0
-    request = ModelRequest(CONDENSE_SYSTEM, (*sent[:older], ChatMessage("user", CONDENSE_ASK)), task.tool_schemas)
+    room = limits.window - limits.window // 8 - _prompt_tokens(CONDENSE_SYSTEM, task.tool_schemas, True) - 200  # the reply, the ask
+    said = _summarised(sent, fitted, older, room)
+    request = ModelRequest(CONDENSE_SYSTEM, (*said, ChatMessage("user", CONDENSE_ASK)), task.tool_schemas)
     reply = await task.model.complete(request, lambda _: None)
     if reply.usage is not None:
         session.record_usage(conversation_id, task, reply.usage)
@@ -239,15 +241,38 @@ def _older(history: ModelHistory, fitted: Fitted, keep_budget: int) -> int:
     return cut
 
 
+def _summarised(sent: list[ChatMessage], fitted: Fitted, older: int, room: int) -> list[ChatMessage]:
+    """What the summary request sends: the `older` messages; when they are more than one request
+    takes (`room` tokens), the first (the task, or the summary before) and the newest that fit,
+    with a note of how many were left out between them (a tool result never without its call)."""
+    if sum(fitted.tokens(i) for i in range(older)) <= room:
+        return sent[:older]
+    start, room = older, room - fitted.tokens(0)
+    for i in range(older - 1, 0, -1):
+        room -= fitted.tokens(i)
+        if room < 0:
+            break
+        if sent[i].role != "tool":
+            start = i
+    note = ChatMessage("user", f"[{start - 1} messages left out here: more than one request can take.]")
+    return [sent[0], note, *sent[start:older]]
+
+
 async def condense_now(session: Session, cid: str) -> protocol.CondenseResult:
     """`modus/chat/condense`: the responder's view of the conversation, condensed now."""
     if not session.store.conversation_exists(cid):
         raise BadRequest(f"conversationId: unknown conversation: {cid}")
     session.idle_or_refuse(cid, "conversationId")
-    agent = session.responder(cid)
-    task = session.task_for(agent, cid)
-    history = session.histories.get(cid, agent)
-    await TOKENIZER.ready()
-    before = Fitted(history, window_of(task.model_config)).used(task.prompt.text, task.tool_schemas, exact=True)
-    after, _ = await condense(session, task, cid, agent, cid, before)
+    if cid in session.condensing:
+        raise BadRequest(f"conversationId: {cid} is being condensed already")
+    session.condensing.add(cid)
+    try:
+        agent = session.responder(cid)
+        task = session.task_for(agent, cid)
+        history = session.histories.get(cid, agent)
+        await TOKENIZER.ready()
+        before = Fitted(history, window_of(task.model_config)).used(task.prompt.text, task.tool_schemas, exact=True)
+        after, _ = await condense(session, task, cid, agent, cid, before)
+    finally:
+        session.condensing.discard(cid)
     return protocol.CondenseResult(before=before, after=after)

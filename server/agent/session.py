@@ -165,6 +165,8 @@ class Session:
         self._tg: TaskGroup | None = None
         self._started: anyio.Event | None = None
         self._conversations: dict[str, ConversationRuntime] = {}
+        #: conversations being condensed on demand (modus/chat/condense): one at a time each
+        self.condensing: set[str] = set()
         # what the repository holds (modes files, rules) is read by refresh(), off the loop
         self.rules = Rules()
         self._refreshed = False

@@ -6,6 +6,8 @@ window sent cut. With the scripted model, and with the real SDKs against the loc
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from pygls.exceptions import JsonRpcException
 
@@ -166,6 +168,24 @@ async def test_condense_on_demand(editor):
     assert bodies[2]["system"] == CONDENSE_SYSTEM and bodies[2]["messages"][-1]["content"][-1]["text"] == CONDENSE_ASK
     first = bodies[3]["messages"][0]
     assert first["role"] == "user" and SUMMARY_HEADER in str(first["content"]) and "first0" not in str(bodies[3])
+
+
+async def test_one_condensing_at_a_time_and_none_while_a_turn_runs(editor):
+    with FakeOpenAI() as server:
+        server.add(Reply("One."), Reply("Two."), Reply("A slow summary.", gap=0.3), Reply("Slow answer.", gap=0.3))
+        await editor.start(openai(server.url, window=100_000))
+        await editor.chat("one")
+        await editor.chat("two")
+        first = asyncio.ensure_future(editor.request(methods.CHAT_CONDENSE, {}))
+        await editor.wait_for(lambda: len(server.requests) == 3)
+        with pytest.raises(JsonRpcException, match="is being condensed already"):
+            await editor.request(methods.CHAT_CONDENSE, {})
+        assert (await first)["after"] > 0
+        await editor.request(methods.CHAT_SEND, {"text": "three"})
+        await editor.wait_for(lambda: len(server.requests) == 4)
+        with pytest.raises(JsonRpcException, match="conversationId: a turn is running in conversation"):
+            await editor.request(methods.CHAT_CONDENSE, {})
+        await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 3)
 
 
 async def test_condense_refuses_what_it_cannot_do(editor, workspace):
