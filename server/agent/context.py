@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
 #: One message takes at most this share of the window (1/4); more is cut out of its middle.
 MESSAGE_SHARE = 4
-#: After condensing, the newest messages kept as they are take at most this share of the
-#: threshold (1/4): the rest is summarised.
+#: After condensing, the newest messages kept as they are take at most this share (1/4) of the
+#: threshold, and of what the messages took: the rest is summarised.
 KEEP_SHARE = 4
 
 CUT_MARKER = (
@@ -195,7 +195,8 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
     limits = info(session, task, None)
     fitted = Fitted(history, limits.window)
     sent = await fitted.messages()
-    older = _older(history, fitted, limits.threshold // KEEP_SHARE)
+    said = sum(fitted.tokens(i) for i in range(len(history.messages)))
+    older = _older(history, fitted, min(limits.threshold, said) // KEEP_SHARE)
     if older == 0:
         return before, 0
     room = limits.window - limits.window // 8 - _prompt_tokens(CONDENSE_SYSTEM, task.tool_schemas, True) - 200  # the reply, the ask
@@ -209,6 +210,10 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
         raise ModelError("condensing the conversation failed: the model's summary was empty")
     after = _prompt_tokens(task.prompt.text, task.tool_schemas, True) + _message_tokens(summary_message(summary))
     after += sum(fitted.tokens(i) for i in range(older, len(history.messages)))
+    if after >= before:  # the summary is no shorter than what it would replace
+        text = f"The conversation was not condensed: the summary would take {after:,} tokens, and the conversation takes {before:,}."
+        session.host.publish(protocol.MessageUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, role="system", text=text))
+        return before, 0
     keep = len(history.messages) - older  # what came meanwhile (other agents' words) is kept too
     text = f"Condensed the conversation: {before:,} → {after:,} tokens."
     session.add_message(

@@ -237,12 +237,19 @@ async def run(workspace: Path) -> int:
     say("you", MCP_REQUEST)
     await editor.chat(MCP_REQUEST)
 
+    print()
+    say("you", "(a long session: clicks the context bar to condense the conversation)")
+    condensed = await editor.request(methods.CHAT_CONDENSE, {})
+    state = await editor.request(methods.STATE, {})
+    window = state["context"]
+    note("▭", f"context: {window['used']:,} of {window['window']:,} tokens (condensed by itself at {window['threshold']:,})")
+
     built = the_program_runs(workspace)
     await editor.client.shutdown_async(None)
     editor.client.exit(None)
     await editor.client.stop()
     asked_docs = any("store_true" in answer for answer in editor.mcp_answers)
-    return verdict(built and asked_docs)
+    return verdict(built and asked_docs and condensed["after"] < condensed["before"])
 
 
 def the_program_runs(workspace: Path) -> bool:

@@ -197,6 +197,20 @@ async def test_condense_refuses_what_it_cannot_do(editor, workspace):
     assert got["before"] == got["after"] and not editor.of_kind("condensed")
 
 
+async def test_a_summary_no_shorter_than_what_it_replaces_is_not_used(editor, workspace):
+    await editor.start(scripted(workspace, {"text": "One."}, {"text": "Two."}, {"text": words("summary", 2000)}, {"text": "Three."}))
+    await editor.chat("one")
+    await editor.chat("two")
+    got = await editor.request(methods.CHAT_CONDENSE, {})
+    assert got["before"] == got["after"] and not editor.of_kind("condensed")
+    [said] = [m["text"] for m in editor.of_kind("message") if m["role"] == "system"]
+    assert said.startswith("The conversation was not condensed: the summary would take")
+    await editor.chat("three")
+    conversation = (await editor.request(methods.STATE))["conversationId"]
+    history = (await editor.request(methods.CHAT_HISTORY, {"conversationId": conversation}))["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant"] * 3  # no marker: the model sees it all
+
+
 async def test_state_sums_the_conversations_usage(editor, workspace):
     await editor.start(scripted(workspace, {"text": "a", "usage": {"inputTokens": 10, "outputTokens": 2}}, {"text": "b", "usage": {"inputTokens": 30, "outputTokens": 4, "cacheReadTokens": 5}}))
     assert (await editor.request(methods.STATE))["usage"] == {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0, "cost": 0.0}
