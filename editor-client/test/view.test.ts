@@ -22,7 +22,7 @@ import {
   splitFeedback,
   ViewState,
 } from '../src/protocol/view';
-import { addUsage, formatCost, formatCount, usageSummary, usageText } from '../src/protocol/usage';
+import { addUsage, formatCost, formatCount, NO_USAGE, usageSummary, usageText } from '../src/protocol/usage';
 import { inlineCode, parseMarkdown, section } from '../src/webview/markdown';
 import { candidates, insertMention, mentionAt } from '../src/webview/mentions';
 import { CLIENT_DIR } from './server';
@@ -122,6 +122,7 @@ describe('view reducer', () => {
       conversationId: C,
       yolo,
       task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: { state: 'normal', completedSteps: [] },
     });
     assert.equal(initialView().yolo, false);
@@ -430,6 +431,7 @@ describe('plan and todos', () => {
       conversationId: C,
       yolo: false,
       task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: state === 'normal' ? { state, completedSteps: [] } : { state, goal: 'Add --shout', scope: ['src'], planId: 'p1', plan: PLAN, completedSteps, ...more },
     },
   });
@@ -808,6 +810,7 @@ describe('usage and cost', () => {
     yolo: false,
     plan: { state: 'normal', completedSteps: [] } as unknown as PlanInfo,
     task: { id: taskId, mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, maxTokens: null, reasoningEffort: null, thinkingBudgetTokens: null } },
+    usage: NO_USAGE,
   });
 
   it('sums each usage update per task, mode and phase, agent and in total, as modus/usage/get does', () => {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { NO_USAGE } from '../src/protocol/usage';
 import type { Action } from '../src/protocol/view';
 import { CLIENT_DIR, feed, launch, openChat, posted } from './browser';
 
@@ -436,6 +437,7 @@ describe('chat webview: the plan card and the todo panel', () => {
       conversationId,
       yolo: false,
       task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: { state: planState as any, goal, scope: ['src/app.py'], planId: 'p1', ...(planState === 'planning' ? {} : { plan: PLAN }), completedSteps },
     },
   });
@@ -812,6 +814,7 @@ describe('chat webview: always allow, a stored conversation by turn, the mode ru
       conversationId,
       yolo,
       task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: { state: 'normal', completedSteps: [] },
     },
   });
@@ -1059,6 +1062,7 @@ describe('chat webview: checkpoints on tool cards, restores, tokens and cost in 
       conversationId,
       yolo: false,
       task: { id: 'task-code', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: { state: 'normal', completedSteps: [] },
     },
   };
