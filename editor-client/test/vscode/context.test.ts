@@ -97,12 +97,7 @@ describe('the context window in a real VS Code (code-server)', { skip: !codeServ
     assert.equal(await bar().getAttribute('aria-busy'), null, 'done waiting');
     assert.deepEqual(wb.extensionErrors(), []);
     if (screenshot) {
-      // the card's diff beside the chat; the sidebar dragged a little wider, for the header's words
-      const sidebar = (await wb.chatElement.boundingBox())!;
-      await wb.page.mouse.move(sidebar.x + sidebar.width + 2, sidebar.y + sidebar.height / 2);
-      await wb.page.mouse.down();
-      await wb.page.mouse.move(sidebar.x + sidebar.width + 80, sidebar.y + sidebar.height / 2, { steps: 5 });
-      await wb.page.mouse.up();
+      // the card's diff beside the chat
       await chat().locator('.card.tool[data-tool="write_to_file"]').getByRole('button', { name: 'Show diff' }).click();
       await wb.page.locator('.tabs-container .tab[aria-label^="notes.md (before write_to_file ↔ now)"]').waitFor();
       await wb.page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'Written by Modus.' }).waitFor();
