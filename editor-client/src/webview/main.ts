@@ -482,7 +482,7 @@ function renderUsage() {
  */
 function renderContext() {
   const context = view.context;
-  const condensing = view.condensing !== null && view.condensing === view.conversationId;
+  const condensing = condensingShown();
   const sig = JSON.stringify([context, condensing]);
   if (contextButton.dataset.sig === sig) return;
   contextButton.dataset.sig = sig;
@@ -494,7 +494,7 @@ function renderContext() {
   // the fill's width is the share used; while condensing the stylesheet moves it to and fro
   contextButton.querySelector<HTMLElement>('.context-fill')!.style.width = condensing ? '' : `${summary.fill * 100}%`;
   contextButton.querySelector<HTMLElement>('.context-mark')!.style.left = `${summary.mark * 100}%`;
-  // in a narrow sidebar the used count alone: see the CSS
+  // in a very narrow sidebar the used count alone: see the CSS
   contextButton.querySelector('.context-text')!.replaceChildren(
     ...(condensing
       ? [el('span', 'context-used', 'condensing…')]
@@ -510,6 +510,11 @@ function renderContext() {
     contextButton.removeAttribute('aria-busy');
     contextButton.removeAttribute('aria-disabled');
   }
+}
+
+/** A condense of the conversation shown is under way: the bar waits. */
+function condensingShown(): boolean {
+  return view.condensing !== null && view.condensing === view.conversationId;
 }
 
 /** "5 min ago", "3 h ago", "yesterday", else the date. */
@@ -1064,7 +1069,7 @@ document.addEventListener('keydown', (ev) => {
 });
 phase.addEventListener('click', () => post({ type: 'togglePhase' }));
 contextButton.addEventListener('click', () => {
-  if (view.condensing === null) post({ type: 'condense' });
+  if (!condensingShown()) post({ type: 'condense' });
 });
 $<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
 historyButton.addEventListener('click', () => showList(!listOpen));
