@@ -854,8 +854,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       return;
     }
     this.dispatch({ type: 'condenseEnded' });
-    // one exchange: nothing older to summarise, and no update came
-    if (result.before === result.after) void vscode.window.showInformationMessage('Modus: nothing to condense yet: the conversation is a single exchange.');
+    // nothing condensed (the conversation is one exchange, or a summary would not be shorter)
+    if (result.before === result.after) void vscode.window.showInformationMessage('Modus: the conversation was not condensed: it is too short for a summary to save anything.');
   }
 
   async cancel(): Promise<void> {
