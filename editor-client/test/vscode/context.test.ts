@@ -2,8 +2,9 @@
 // headless Chromium as a user would: a scripted model with a small window (20,000 tokens; the
 // system prompt alone takes about 4,800) whose turns report their tokens. The chat's header shows
 // the context bar (used / window, before any request the window alone) beside the task's tokens
-// and cost priced by the model's `pricing`; a tool card offers its checkpoint's Show diff and
-// Restore; a click on the bar condenses the conversation: the chat says so and the bar goes down;
+// and cost priced by the model's `pricing`; a click before any message says there is nothing to
+// condense; a tool card offers its checkpoint's Show diff and Restore; a click on the bar
+// condenses the conversation: the chat says so and the bar goes down;
 // the palette's Modus: Condense the Conversation while a turn runs shows the server's refusal.
 // Needs MODUS_CODE_SERVER_DIR (scripts/code-server.sh) and MODUS_VSIX; run by scripts/test.sh.
 // MODUS_CONTEXT_SCREENSHOT=docs/context.png saves the workbench with the three together (the
@@ -58,7 +59,7 @@ describe('the context window in a real VS Code (code-server)', { skip: !codeServ
   const bar = () => chat().locator('#context');
   const barText = () => bar().locator('.context-text');
 
-  step('before any request the context bar shows the model’s window alone', async () => {
+  step('before any request the context bar shows the model’s window alone; there is nothing to condense', async () => {
     await wb.modeStatus.filter({ hasText: 'Code' }).waitFor({ timeout: 30_000 });
     await wb.showChat();
     await barText().filter({ hasText: '— / 20k' }).waitFor();
@@ -66,6 +67,10 @@ describe('the context window in a real VS Code (code-server)', { skip: !codeServ
       await bar().getAttribute('aria-label'),
       'Context: no request yet; the window holds 20,000 tokens. Condensed by itself at 16,000. Click to condense now.',
     );
+    await bar().click();
+    const said = 'Modus: nothing to condense: the conversation has no messages yet.';
+    await wb.page.locator('.notification-toast', { hasText: said }).waitFor();
+    assert.deepEqual(await wb.notifications(), [said]);
   });
 
   step('after a turn: the tool card’s Show diff and Restore, the task’s tokens and cost, the bar at what the last request took', async () => {
