@@ -475,6 +475,8 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
         return this.restore(m.checkpointId, m.what);
       case 'undoRestore':
         return this.restore(m.checkpointId, 'files', m.entryId);
+      case 'condense':
+        return this.condense();
     }
   }
 
@@ -830,6 +832,32 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
     this.dispatch({ type: 'restored', what, result, ...(undoOf ? { undoOf } : {}) });
   }
 
+  /**
+   * The context bar's click and `Modus: Condense the Conversation`: the model summarises the older
+   * part of the conversation now. The server refuses while a turn runs; the chat says why.
+   */
+  async condense(): Promise<void> {
+    void vscode.commands.executeCommand('modus.chat.focus');
+    const api = this.requireApi();
+    const conversationId = this.view.conversationId;
+    if (!api || !conversationId || this.view.condensing !== null) return;
+    if (!this.view.entries.some((e) => e.type === 'user')) {
+      void vscode.window.showInformationMessage('Modus: nothing to condense: the conversation has no messages yet.');
+      return;
+    }
+    this.dispatch({ type: 'condenseStarted', conversationId });
+    let result;
+    try {
+      result = await api.condense(conversationId);
+    } catch (err) {
+      this.dispatch({ type: 'condenseFailed', text: `Could not condense: ${errorMessage(err)}` });
+      return;
+    }
+    this.dispatch({ type: 'condenseEnded' });
+    // nothing condensed (the conversation is one exchange, or a summary would not be shorter)
+    if (result.before === result.after) void vscode.window.showInformationMessage('Modus: the conversation was not condensed: it is too short for a summary to save anything.');
+  }
+
   async cancel(): Promise<void> {
     const api = this.requireApi();
     if (!api || !this.view.conversationId) return;
@@ -940,6 +968,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('modus.ui.showSystemPrompt', () => m.showSystemPrompt()),
     vscode.commands.registerCommand('modus.ui.newConversation', () => m.newConversation()),
     vscode.commands.registerCommand('modus.ui.cancel', () => m.cancel()),
+    vscode.commands.registerCommand('modus.condense', () => m.condense()),
     vscode.commands.registerCommand('modus.ui.togglePhase', () => m.togglePhase()),
     vscode.commands.registerCommand('modus.ui.approvePlan', () => m.decidePlan('approve')),
     vscode.commands.registerCommand('modus.ui.rejectPlan', () => m.rejectPlan()),

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { promptText } from '../src/protocol/client';
+import { contextSummary } from '../src/protocol/context';
 import { checkpointText } from '../src/protocol/diff';
 import { Command } from '../src/protocol/generated';
 import { buildSettings } from '../src/protocol/settings';
@@ -432,5 +433,45 @@ describe('checkpoints and usage through the protocol layer', () => {
     const summary = usageSummary(s.view.usage, s.view.taskId)!;
     assert.equal(summary.text, '27.4k tokens · $0.08');
     assert.deepEqual(summary.rows, [{ mode: 'code', phase: 'act', text: '27.4k tokens · $0.08' }]);
+  });
+
+  it('the view follows the context window; modus/chat/condense condenses (not one exchange, not while a turn runs)', async () => {
+    let deny: () => void = () => undefined;
+    const s = (session = await new ServerSession({
+      turns: [
+        { text: 'One.', usage: { inputTokens: 6000, outputTokens: 20 } },
+        { text: 'Two.', usage: { inputTokens: 6100, outputTokens: 20 } },
+        { text: 'The user said One, then Two.' }, // the summary
+        { toolCalls: [{ name: 'execute_command', arguments: { command: 'echo hi' } }] },
+        { text: 'Not run.' },
+      ],
+      settings: { models: { default: { provider: 'scripted', script: 'script.yaml', contextWindow: 20_000 } } },
+      approve: () => new Promise((resolve) => (deny = () => resolve({ decision: 'deny' }))),
+    }).start());
+    s.record({ type: 'state', state: await s.api.state() });
+    assert.deepEqual(s.view.context, { window: 20_000, threshold: 16_000 }, 'no request yet');
+    await s.chat('First');
+    const cid = s.view.conversationId!;
+    assert.deepEqual(s.view.context, { used: 6020, window: 20_000, threshold: 16_000 });
+    assert.equal(contextSummary(s.view.context!).text, '6k / 20k');
+    assert.deepEqual(await s.api.condense(cid), { before: 6020, after: 6020 }, 'one exchange: nothing to condense');
+    assert.equal(s.updates.filter((u) => u.kind === 'condensed').length, 0);
+
+    await s.chat('Second', cid);
+    assert.equal(s.view.context?.used, 6120);
+    const result = await s.api.condense(cid);
+    assert.equal(result.before, 6120);
+    assert.ok(result.after < result.before, JSON.stringify(result));
+    await s.waitFor(() => s.view.context?.used === result.after, 'the context update after condensing');
+    assert.equal(lines(s.view).pop(), `system: Condensed the conversation: 6,120 → ${result.after.toLocaleString('en-US')} tokens.`);
+
+    await s.api.send({ text: 'Run it', conversationId: cid });
+    await s.waitFor(() => s.approvals.length === 1, 'the command’s approval');
+    await assert.rejects(s.api.condense(cid), (err: any) => {
+      assert.match(err.message, /^conversationId: a turn is running in conversation /);
+      return true;
+    });
+    deny();
+    await s.waitFor(() => s.updates.some((u) => u.kind === 'turn_ended'), 'the end of the turn');
   });
 });

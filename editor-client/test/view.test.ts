@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { HistoryMessage, ModeInfo, PlanInfo, State, Update } from '../src/protocol/generated';
+import { contextSummary } from '../src/protocol/context';
 import { commandRule, mcpRule, modeRules } from '../src/protocol/modes';
 import { buildSettings, explicitValue } from '../src/protocol/settings';
 import {
@@ -22,7 +23,7 @@ import {
   splitFeedback,
   ViewState,
 } from '../src/protocol/view';
-import { addUsage, formatCost, formatCount, usageSummary, usageText } from '../src/protocol/usage';
+import { addUsage, formatCost, formatCount, NO_USAGE, usageSummary, usageText } from '../src/protocol/usage';
 import { inlineCode, parseMarkdown, section } from '../src/webview/markdown';
 import { candidates, insertMention, mentionAt } from '../src/webview/mentions';
 import { CLIENT_DIR } from './server';
@@ -122,6 +123,7 @@ describe('view reducer', () => {
       conversationId: C,
       yolo,
       task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: { state: 'normal', completedSteps: [] },
     });
     assert.equal(initialView().yolo, false);
@@ -430,6 +432,7 @@ describe('plan and todos', () => {
       conversationId: C,
       yolo: false,
       task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: state === 'normal' ? { state, completedSteps: [] } : { state, goal: 'Add --shout', scope: ['src'], planId: 'p1', plan: PLAN, completedSteps, ...more },
     },
   });
@@ -808,6 +811,7 @@ describe('usage and cost', () => {
     yolo: false,
     plan: { state: 'normal', completedSteps: [] } as unknown as PlanInfo,
     task: { id: taskId, mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, maxTokens: null, reasoningEffort: null, thinkingBudgetTokens: null } },
+    usage: NO_USAGE,
   });
 
   it('sums each usage update per task, mode and phase, agent and in total, as modus/usage/get does', () => {
@@ -885,5 +889,67 @@ describe('usage and cost', () => {
     assert.equal(usageSummary(view.usage, null)!.text, '17.4k tokens · cost unknown', 'no task known: the conversation');
     assert.equal(usageSummary(null, 'task-1'), null, 'no usage known');
     assert.equal(usageSummary(initialView().usage, null), null);
+  });
+});
+
+describe('the context window', () => {
+  const state = (context?: State['context']): State => ({
+    conversationId: C,
+    mode: { slug: 'code', name: 'Code' },
+    phase: 'act',
+    yolo: false,
+    plan: { state: 'normal', completedSteps: [] },
+    task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, maxTokens: null, reasoningEffort: null, thinkingBudgetTokens: null } },
+    usage: NO_USAGE,
+    ...(context ? { context } : {}),
+  });
+  const context = (used: number, conversationId = C) =>
+    up({ conversationId, kind: 'context', agent: 'modus', taskId: 't', used, window: 200_000, threshold: 160_000 });
+
+  it('comes with the state, then each context update of the conversation replaces it, and a condensing', () => {
+    let view = replay([{ type: 'state', state: state({ window: 200_000, threshold: 160_000 }) }]);
+    assert.deepEqual(view.context, { window: 200_000, threshold: 160_000 }, 'no request yet');
+    view = replay([context(12_345), context(99, 'elsewhere')], view);
+    assert.deepEqual(view.context, { used: 12_345, window: 200_000, threshold: 160_000 });
+    view = reduce(view, up({ kind: 'condensed', agent: 'modus', taskId: 't', before: 12_345, after: 5432 }));
+    assert.deepEqual(view.context, { used: 5432, window: 200_000, threshold: 160_000 });
+    view = reduce(view, context(6000));
+    assert.equal(view.context?.used, 6000);
+    assert.equal(reduce(view, { type: 'state', state: state() }).context, null, 'a server that does not tell');
+    assert.equal(reduce(view, { type: 'newConversation', conversationId: 'c2' }).context, null);
+  });
+
+  it('a condensing before the context is known leaves it unknown', () => {
+    const view = replay([up({ kind: 'condensed', agent: 'modus', taskId: 't', before: 9123, after: 5432 })]);
+    assert.equal(view.context, null);
+  });
+
+  it('the bar waits while a condense the user asked for runs; a refusal shows as an error in the chat', () => {
+    let view = reduce(initialView(), { type: 'condenseStarted', conversationId: C });
+    assert.equal(view.condensing, C);
+    assert.equal(reduce(view, { type: 'condenseEnded' }).condensing, null);
+    view = reduce(view, { type: 'condenseFailed', text: 'Could not condense: conversationId: a turn is running in conversation conv-1; cancel it first' });
+    assert.equal(view.condensing, null);
+    assert.deepEqual(lines(view), ['error: Could not condense: conversationId: a turn is running in conversation conv-1; cancel it first']);
+  });
+
+  it('the bar says used / window, and in full what a click does and where it condenses by itself', () => {
+    const summary = contextSummary({ used: 12_345, window: 200_000, threshold: 160_000 });
+    assert.equal(summary.text, '12.3k / 200k');
+    assert.deepEqual(summary.parts, { used: '12.3k', window: '200k' });
+    assert.equal(summary.label, 'Context: 12,345 of 200,000 tokens (6%). Condensed by itself at 160,000. Click to condense now.');
+    assert.equal(summary.fill, 12_345 / 200_000);
+    assert.equal(summary.mark, 0.8);
+    assert.equal(summary.full, false);
+
+    const before = contextSummary({ window: 200_000, threshold: 160_000 });
+    assert.equal(before.text, '— / 200k');
+    assert.equal(before.label, 'Context: no request yet; the window holds 200,000 tokens. Condensed by itself at 160,000. Click to condense now.');
+    assert.equal(before.fill, 0);
+
+    const full = contextSummary({ used: 17_000, window: 20_000, threshold: 16_000 });
+    assert.equal(full.full, true);
+    assert.equal(full.text, '17k / 20k');
+    assert.equal(contextSummary({ used: 25_000, window: 20_000, threshold: 16_000 }).fill, 1, 'never past the end');
   });
 });

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { NO_USAGE } from '../src/protocol/usage';
 import type { Action } from '../src/protocol/view';
 import { CLIENT_DIR, feed, launch, openChat, posted } from './browser';
 
@@ -436,6 +437,7 @@ describe('chat webview: the plan card and the todo panel', () => {
       conversationId,
       yolo: false,
       task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: { state: planState as any, goal, scope: ['src/app.py'], planId: 'p1', ...(planState === 'planning' ? {} : { plan: PLAN }), completedSteps },
     },
   });
@@ -812,6 +814,7 @@ describe('chat webview: always allow, a stored conversation by turn, the mode ru
       conversationId,
       yolo,
       task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: { state: 'normal', completedSteps: [] },
     },
   });
@@ -1059,6 +1062,7 @@ describe('chat webview: checkpoints on tool cards, restores, tokens and cost in 
       conversationId,
       yolo: false,
       task: { id: 'task-code', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
       plan: { state: 'normal', completedSteps: [] },
     },
   };
@@ -1287,26 +1291,194 @@ describe('chat webview: checkpoints on tool cards, restores, tokens and cost in 
   const running = up({ kind: 'turn_started', turnId: 't9', agent: 'modus' });
   const shown = (page: Page) => page.locator('#usage .usage-text span').evaluateAll((spans) => spans.filter((s) => getComputedStyle(s).display !== 'none').map((s) => s.textContent).join(''));
 
-  it('in a narrow sidebar (300px) the header shows the cost alone, the tokens when the cost is unknown', async () => {
+  const below = async (page: Page, id: string) => {
+    const box = (await page.locator(id).boundingBox())!;
+    const newBox = (await page.locator('#new').boundingBox())!;
+    assert.ok(box.y >= newBox.y + newBox.height - 1, `${id} below the controls: ${JSON.stringify([box, newBox])}`);
+  };
+
+  it('in a wide panel (640px) the usage follows the controls, in the same row', async () => {
+    const page = await open([running, usage('task-code', 'code', 'act', 123_456, 7890, 1.2345)], 640);
+    await page.locator('#usage').waitFor();
+    assert.equal(await shown(page), '131k tokens · $1.23');
+    await fits(page, 640, ['#mode', '#phase', '#busy', '#usage', '#cancel', '#history', '#new']);
+    const [usageBox, modeBox] = [(await page.locator('#usage').boundingBox())!, (await page.locator('#mode').boundingBox())!];
+    assert.ok(usageBox.y < modeBox.y + modeBox.height, `in the row of the controls: ${JSON.stringify([usageBox, modeBox])}`);
+    await page.close();
+  });
+
+  it('in a sidebar (300px) the usage has a row of its own under the controls, in full', async () => {
     const page = await open([running, usage('task-code', 'code', 'act', 123_456, 7890, 1.2345)], 300);
     await page.locator('#usage').waitFor();
-    assert.equal(await shown(page), '$1.23');
-    assert.equal(await page.locator('#usage').getAttribute('aria-label'), 'This task: 131k tokens · $1.23', 'the whole of it for a screen reader');
+    assert.equal(await shown(page), '131k tokens · $1.23');
+    assert.equal(await page.locator('#usage').getAttribute('aria-label'), 'This task: 131k tokens · $1.23');
     await fits(page, 300, ['#mode', '#phase', '#busy', '#usage', '#cancel', '#history', '#new']);
+    await below(page, '#usage');
     await feed(page, toWebview([usage('task-code', 'code', 'act', 1, 1, null)]));
-    assert.equal(await shown(page), '131k tokens');
+    assert.equal(await shown(page), '131k tokens · cost unknown');
     await fits(page, 300, ['#mode', '#usage', '#cancel', '#history', '#new']);
     await page.close();
   });
 
-  it('in a very narrow sidebar (250px) the usage has a row of its own under the controls', async () => {
+  it('in a very narrow sidebar (250px) the usage has a row of its own under the controls; the tokens alone when the cost is unknown', async () => {
     const page = await open([running, usage('task-code', 'code', 'act', 123_456, 7890, 1.2345)], 250);
     await page.locator('#usage').waitFor();
     assert.equal(await shown(page), '131k tokens · $1.23');
     await fits(page, 250, ['#mode', '#phase', '#busy', '#usage', '#cancel', '#history', '#new']);
-    const usageBox = (await page.locator('#usage').boundingBox())!;
-    const newBox = (await page.locator('#new').boundingBox())!;
-    assert.ok(usageBox.y >= newBox.y + newBox.height - 1, `below the controls: ${JSON.stringify([usageBox, newBox])}`);
+    await below(page, '#usage');
+    await feed(page, toWebview([usage('task-code', 'code', 'act', 1, 1, null)]));
+    assert.equal(await shown(page), '131k tokens');
+    assert.equal(await page.locator('#usage').getAttribute('aria-label'), 'This task: 131k tokens · cost unknown', 'the whole of it for a screen reader');
     await page.close();
   });
+});
+
+describe('chat webview: the context bar', () => {
+  let browser: Browser;
+  const conversationId = 'conv-context';
+  const state = (context?: { used?: number; window: number; threshold: number }): Action => ({
+    type: 'state',
+    state: {
+      mode: { slug: 'code', name: 'Code' },
+      phase: 'act',
+      conversationId,
+      yolo: false,
+      task: { id: 'task-code', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
+      plan: { state: 'normal', completedSteps: [] },
+      ...(context ? { context } : {}),
+    },
+  });
+  const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
+  const context = (used: number) => up({ kind: 'context', agent: 'modus', taskId: 'task-code', used, window: 200_000, threshold: 160_000 });
+  const open = async (actions: Action[] = [], width = 420) => {
+    const page = await openChat(browser, { width, height: 700 });
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, state({ window: 200_000, threshold: 160_000 }), ...actions]));
+    return page;
+  };
+  const LABEL = 'Context: 12,345 of 200,000 tokens (6%). Condensed by itself at 160,000. Click to condense now.';
+  /** the fill's and the mark's place in the meter, in % of its width */
+  const meter = (page: Page) =>
+    page.locator('#context .context-meter').evaluate((m) => {
+      const box = m.getBoundingClientRect();
+      const at = (selector: string) => m.querySelector(selector)!.getBoundingClientRect();
+      const mark = at('.context-mark');
+      return { fill: Math.round((at('.context-fill').width / box.width) * 100), mark: Math.round(((mark.left + mark.width / 2 - box.left) / box.width) * 100) };
+    });
+
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('is hidden while the server tells no context window; before a request it shows the window alone', async () => {
+    const page = await openChat(browser, { width: 420, height: 700 });
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, state()]));
+    assert.equal(await page.locator('#context').isVisible(), false);
+    await feed(page, toWebview([state({ window: 200_000, threshold: 160_000 })]));
+    const bar = page.getByRole('button', { name: /^Context:/ });
+    await bar.waitFor();
+    assert.equal(await bar.locator('.context-text').textContent(), '— / 200k');
+    assert.equal(
+      await bar.getAttribute('aria-label'),
+      'Context: no request yet; the window holds 200,000 tokens. Condensed by itself at 160,000. Click to condense now.',
+    );
+    assert.deepEqual(await meter(page), { fill: 0, mark: 80 });
+    await page.close();
+  });
+
+  it('shows used / window beside the usage, a meter filled to the share used with a mark at the threshold; the label says it in full', async () => {
+    const page = await open([
+      up({ kind: 'usage', taskId: 'task-code', agent: 'modus', mode: 'code', phase: 'act', inputTokens: 12_000, outputTokens: 345, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0.04 }),
+      context(12_345),
+    ]);
+    const bar = page.locator('#context');
+    assert.equal(await bar.locator('.context-text').textContent(), '12.3k / 200k');
+    assert.equal(await bar.getAttribute('aria-label'), LABEL);
+    assert.equal(await bar.getAttribute('title'), LABEL);
+    assert.deepEqual(await meter(page), { fill: 6, mark: 80 });
+    const usage = (await page.locator('#usage').boundingBox())!;
+    const box = (await bar.boundingBox())!;
+    assert.ok(box.x >= usage.x + usage.width && Math.abs(box.y + box.height / 2 - (usage.y + usage.height / 2)) < 2, `beside the usage: ${JSON.stringify([usage, box])}`);
+    const fill = () => bar.locator('.context-fill').evaluate((e) => getComputedStyle(e).backgroundColor);
+    assert.equal(await fill(), 'rgb(0, 120, 212)');
+    // past the threshold the next request condenses first: the fill warns
+    await feed(page, toWebview([context(170_000)]));
+    assert.equal(await bar.locator('.context-text').textContent(), '170k / 200k');
+    assert.deepEqual(await meter(page), { fill: 85, mark: 80 });
+    assert.equal(await fill(), 'rgb(204, 167, 0)');
+    assert.deepEqual(await page.evaluate(() => (window as any).__cspViolations), [], 'the meter is placed without inline styles');
+    await page.close();
+  });
+
+  it('a click (or Enter, or Space) asks to condense; the bar waits until the server answers, then shows what is left', async () => {
+    const page = await open([context(12_345)]);
+    const bar = page.getByRole('button', { name: LABEL });
+    await bar.click();
+    await bar.focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Space');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'condense'), [{ type: 'condense' }, { type: 'condense' }, { type: 'condense' }]);
+
+    await feed(page, toWebview([{ type: 'condenseStarted', conversationId }]));
+    const busy = page.locator('#context');
+    assert.equal(await busy.locator('.context-text').textContent(), 'condensing…');
+    assert.equal(await busy.getAttribute('aria-busy'), 'true');
+    assert.equal(await busy.getAttribute('aria-disabled'), 'true');
+    assert.equal(await busy.getAttribute('aria-label'), 'Condensing the conversation…');
+    await busy.dispatchEvent('click'); // aria-disabled: focusable, but a click does nothing
+    assert.equal((await posted(page)).filter((m) => m.type === 'condense').length, 3, 'not asked again while it runs');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'context', 'the focus stays on the bar');
+
+    await feed(page, toWebview([
+      up({ kind: 'message', agent: 'modus', taskId: 'task-code', role: 'system', text: 'Condensed the conversation: 12,345 → 5,432 tokens.' }),
+      up({ kind: 'condensed', agent: 'modus', taskId: 'task-code', before: 12_345, after: 5432 }),
+      context(5432),
+      { type: 'condenseEnded' },
+    ]));
+    assert.equal(await busy.locator('.context-text').textContent(), '5.4k / 200k');
+    assert.equal(await busy.getAttribute('aria-busy'), null);
+    assert.equal(await busy.getAttribute('aria-disabled'), null);
+    assert.deepEqual(await page.locator('.msg.system .text').allTextContents(), ['Condensed the conversation: 12,345 → 5,432 tokens.']);
+    await page.close();
+  });
+
+  it('when the server refuses (a turn is running), the chat shows its message and the bar is back', async () => {
+    const refused = 'Could not condense: conversationId: a turn is running in conversation conv-context; cancel it first';
+    const page = await open([context(12_345), { type: 'condenseStarted', conversationId }, { type: 'condenseFailed', text: refused }]);
+    assert.deepEqual(await page.locator('.msg.client-error .text').allTextContents(), [refused]);
+    const bar = page.locator('#context');
+    assert.equal(await bar.locator('.context-text').textContent(), '12.3k / 200k');
+    assert.equal(await bar.getAttribute('aria-busy'), null);
+    await page.close();
+  });
+
+  const running = up({ kind: 'turn_started', turnId: 't9', agent: 'modus' });
+  const usage = up({ kind: 'usage', taskId: 'task-code', agent: 'modus', mode: 'code', phase: 'act', inputTokens: 123_456, outputTokens: 7890, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 1.2345 });
+  for (const [width, shown] of [[640, '12.3k / 200k'], [300, '12.3k / 200k'], [250, '12.3k']] as const) {
+    it(`fits the header in ${width}px beside the usage while a turn runs (it shows ${shown})`, async () => {
+      const page = await open([running, usage, context(12_345)], width);
+      const bar = page.locator('#context');
+      await bar.waitFor();
+      const text = await bar.locator('.context-text span').evaluateAll((spans) => spans.filter((s) => getComputedStyle(s).display !== 'none').map((s) => s.textContent).join(''));
+      assert.equal(text, shown);
+      const controls = ['#mode', '#phase', '#busy', '#usage', '#context', '#cancel', '#history', '#new'];
+      const boxes = [];
+      for (const selector of controls) {
+        const box = await page.locator(selector).boundingBox();
+        assert.ok(box && box.width > 0 && box.x >= 0 && box.x + box.width <= width, `${selector} inside 0..${width}: ${JSON.stringify(box)}`);
+        boxes.push({ selector, ...box });
+      }
+      for (const a of boxes) {
+        for (const b of boxes) {
+          const apart = a === b || a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
+          assert.ok(apart, `${a.selector} and ${b.selector} overlap`);
+        }
+      }
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, 'no horizontal scrolling');
+      await page.close();
+    });
+  }
 });

@@ -105,6 +105,13 @@ export class ModusApi {
   usage(conversationId: string) {
     return this.request(Method.usageGet, { conversationId });
   }
+  /**
+   * The conversation condensed now: the model summarises its older part (refused while a turn
+   * runs). Answers what the next request takes, before and after (the same: nothing to condense).
+   */
+  condense(conversationId: string) {
+    return this.request(Method.chatCondense, { conversationId });
+  }
 
   /**
    * The MCP servers with their state, tools and resources (`modus/mcp/list`); null when the

@@ -8,6 +8,7 @@ import type {
   ChatSendResult,
   CheckpointInfo,
   CheckpointsRestoreResult,
+  ContextInfo,
   ConversationSummary,
   HistoryMessage,
   McpServerInfo,
@@ -142,6 +143,13 @@ export interface ViewState {
   taskId: string | null;
   /** the conversation's tokens and cost (`modus/usage/get`, then each `usage` update); null: not known */
   usage: UsageGetResult | null;
+  /**
+   * what the conversation's requests take of the model's context window (`State.context`, then
+   * each `context` update and each condensing); null: not known
+   */
+  context: ContextInfo | null;
+  /** the conversation the user asked to condense, until the server answers */
+  condensing: string | null;
   /** the conversation's checkpoints taken before a tool call, by that call's toolCallId (`modus/checkpoints/list`) */
   checkpoints: Record<string, CheckpointInfo>;
   /** the checkpoint being restored, until the server answers */
@@ -181,7 +189,13 @@ export type Action =
   | { type: 'restoreStarted'; checkpointId: string }
   /** `modus/checkpoints/restore` answered; `undoOf`: the restore entry this one undoes */
   | { type: 'restored'; what: RestoreKind; result: CheckpointsRestoreResult; undoOf?: string }
-  | { type: 'restoreFailed'; text: string };
+  | { type: 'restoreFailed'; text: string }
+  /** the user asks to condense the conversation (the context bar waits) */
+  | { type: 'condenseStarted'; conversationId: string }
+  /** `modus/chat/condense` answered; its `condensed` and `context` updates told what it did */
+  | { type: 'condenseEnded' }
+  /** `modus/chat/condense` failed, e.g. refused while a turn runs */
+  | { type: 'condenseFailed'; text: string };
 
 export function initialView(): ViewState {
   return {
@@ -201,6 +215,8 @@ export function initialView(): ViewState {
     conversations: null,
     taskId: null,
     usage: null,
+    context: null,
+    condensing: null,
     checkpoints: {},
     restoring: null,
     seq: 0,
@@ -229,6 +245,8 @@ export function reduce(view: ViewState, action: Action): ViewState {
         taskId: action.state.task.id,
         conversationId: view.conversationId ?? action.state.conversationId,
         plan: fromPlanInfo(view.plan, action.state.plan),
+        // the state's conversation is the one shown (opening one answers its state first)
+        context: action.state.context ? contextOf(action.state.context) : null,
       };
     case 'modes': {
       const next = { ...view, modes: action.modes.modes };
@@ -258,6 +276,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         turns: {},
         plan: livePlan(view),
         usage: null,
+        context: null,
         checkpoints: {},
       };
     case 'sent':
@@ -289,6 +308,12 @@ export function reduce(view: ViewState, action: Action): ViewState {
       return restored({ ...view, restoring: null }, action);
     case 'restoreFailed':
       return pushLocal({ ...view, restoring: null }, (id) => ({ type: 'error', id, text: action.text }));
+    case 'condenseStarted':
+      return { ...view, condensing: action.conversationId };
+    case 'condenseEnded':
+      return { ...view, condensing: null };
+    case 'condenseFailed':
+      return pushLocal({ ...view, condensing: null }, (id) => ({ type: 'error', id, text: action.text }));
   }
 }
 
@@ -470,6 +495,11 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
   switch (u.kind) {
     case 'usage':
       return { ...view, usage: withRequest(view.usage, u) };
+    case 'context':
+      return { ...view, context: contextOf(u) };
+    case 'condensed':
+      // `after`: what the next request takes (the `context` update that follows says it too)
+      return view.context ? { ...view, context: { ...view.context, used: u.after } } : view;
     case 'turn_started':
       return {
         ...noteTurn(view, u.turnId, u.agent, u.wokenBy ?? undefined),
@@ -521,6 +551,11 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
     }
   }
   return view;
+}
+
+/** The context fields of `State.context` or a `context` update (`used` absent before a request). */
+function contextOf(c: ContextInfo): ContextInfo {
+  return c.used === undefined ? { window: c.window, threshold: c.threshold } : { used: c.used, window: c.window, threshold: c.threshold };
 }
 
 /** The plan without an ended one: the agent's plan goes on in any conversation, an ended one is not. */

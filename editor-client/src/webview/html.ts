@@ -39,7 +39,10 @@ export function chatHtml(o: HtmlOptions): string {
   <label class="mode"><span class="mode-label">Mode</span><select id="mode" aria-label="Mode" title="Mode"></select></label>
   <button id="phase" type="button" class="badge" title="Phase: click to switch PLAN ⇄ ACT" aria-label="Phase" hidden></button>
   <span id="busy" class="busy" role="status" aria-label="Working" title="Working…" hidden><span class="spinner"></span><span class="busy-text" aria-hidden="true">working…</span></span>
-  <span id="usage" class="usage" tabindex="0" role="note" aria-describedby="usage-tip" hidden><span class="usage-text"></span></span>
+  <span class="meters">
+    <span id="usage" class="usage" tabindex="0" role="note" aria-describedby="usage-tip" hidden><span class="usage-text"></span></span>
+    <button id="context" type="button" class="context" hidden><span class="context-meter" aria-hidden="true"><span class="context-fill"></span><span class="context-mark"></span></span><span class="context-text"></span></button>
+  </span>
   <div id="usage-tip" class="usage-tip" role="tooltip" hidden></div>
   <span class="actions">
     <button id="cancel" type="button" class="icon" data-icon="stop" title="Cancel the running turn" aria-label="Cancel" hidden></button>

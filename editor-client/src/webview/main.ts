@@ -1,6 +1,7 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
 import type { CheckpointInfo, ConversationSummary, McpServerInfo } from '../protocol/generated';
+import { contextSummary } from '../protocol/context';
 import { modeRules } from '../protocol/modes';
 import { usageSummary } from '../protocol/usage';
 import {
@@ -49,6 +50,7 @@ const serverBox = $<HTMLElement>('server');
 const mentionList = $<HTMLElement>('mentions');
 const usageBox = $<HTMLElement>('usage');
 const usageTip = $<HTMLElement>('usage-tip');
+const contextButton = $<HTMLButtonElement>('context');
 
 let view: ViewState = initialView();
 /** whether the conversation list is shown (in place of the log) */
@@ -428,6 +430,7 @@ function renderHeader() {
   busy.hidden = view.running.length === 0;
   cancel.hidden = view.running.length === 0;
   renderUsage();
+  renderContext();
 }
 
 /**
@@ -470,6 +473,48 @@ function renderUsage() {
     el('div', 'usage-tip-title', 'By mode and phase'),
     rows,
   );
+}
+
+/**
+ * The context bar: a meter of what the last request took of the model's context window, with a
+ * mark where the server condenses by itself, and "used / window"; a click condenses now. While a
+ * condense the user asked for runs, it says so and waits.
+ */
+function renderContext() {
+  const context = view.context;
+  const condensing = condensingShown();
+  const sig = JSON.stringify([context, condensing]);
+  if (contextButton.dataset.sig === sig) return;
+  contextButton.dataset.sig = sig;
+  contextButton.hidden = !context;
+  if (!context) return;
+  const summary = contextSummary(context);
+  contextButton.classList.toggle('full', summary.full && !condensing);
+  contextButton.classList.toggle('condensing', condensing);
+  // the fill's width is the share used; while condensing the stylesheet moves it to and fro
+  contextButton.querySelector<HTMLElement>('.context-fill')!.style.width = condensing ? '' : `${summary.fill * 100}%`;
+  contextButton.querySelector<HTMLElement>('.context-mark')!.style.left = `${summary.mark * 100}%`;
+  // in a very narrow sidebar the used count alone: see the CSS
+  contextButton.querySelector('.context-text')!.replaceChildren(
+    ...(condensing
+      ? [el('span', 'context-used', 'condensing…')]
+      : [el('span', 'context-used', summary.parts.used), el('span', 'context-window', ` / ${summary.parts.window}`)]),
+  );
+  const label = condensing ? 'Condensing the conversation…' : summary.label;
+  contextButton.title = label;
+  contextButton.setAttribute('aria-label', label);
+  if (condensing) {
+    contextButton.setAttribute('aria-busy', 'true');
+    contextButton.setAttribute('aria-disabled', 'true');
+  } else {
+    contextButton.removeAttribute('aria-busy');
+    contextButton.removeAttribute('aria-disabled');
+  }
+}
+
+/** A condense of the conversation shown is under way: the bar waits. */
+function condensingShown(): boolean {
+  return view.condensing !== null && view.condensing === view.conversationId;
 }
 
 /** "5 min ago", "3 h ago", "yesterday", else the date. */
@@ -1023,6 +1068,9 @@ document.addEventListener('keydown', (ev) => {
   if (ev.key === 'Escape' && !usageTip.hidden) showUsageTip(false);
 });
 phase.addEventListener('click', () => post({ type: 'togglePhase' }));
+contextButton.addEventListener('click', () => {
+  if (!condensingShown()) post({ type: 'condense' });
+});
 $<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
 historyButton.addEventListener('click', () => showList(!listOpen));
 document.addEventListener('keydown', (ev) => {

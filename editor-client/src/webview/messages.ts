@@ -29,6 +29,8 @@ export type FromWebview =
   | { type: 'restore'; checkpointId: string; what: RestoreKind }
   /** a restore note's Undo restore: the files of the checkpoint taken just before that restore (`entryId`) */
   | { type: 'undoRestore'; entryId: string; checkpointId: string }
+  /** the context bar: condense the conversation now (modus/chat/condense) */
+  | { type: 'condense' }
   /** the buttons shown when the server could not start */
   | { type: 'fixServer'; fix: ServerFix };
 

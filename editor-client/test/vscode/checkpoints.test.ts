@@ -147,13 +147,12 @@ describe('checkpoints, restores and usage in a real VS Code (code-server)', { sk
     assert.deepEqual(rows, ['Code · ACT24.4k tokens · $0.07', 'Architect · ACT3.1k tokens · $0.01']);
     if (screenshot) {
       // the greeting's diff beside the chat, a card's Restore choices open, the cost in the header;
-      // the sidebar dragged a little wider, for the header's words (a narrower one shows the cost alone)
+      // the sidebar dragged a little wider, for the Restore choices
       const sidebar = (await wb.chatElement.boundingBox())!;
       await wb.page.mouse.move(sidebar.x + sidebar.width + 2, sidebar.y + sidebar.height / 2);
       await wb.page.mouse.down();
       await wb.page.mouse.move(sidebar.x + sidebar.width + 80, sidebar.y + sidebar.height / 2, { steps: 5 });
       await wb.page.mouse.up();
-      await usage.locator('.usage-unit').waitFor();
       await card('search_and_replace').getByRole('button', { name: 'Show diff' }).click();
       await diffSide('modified').filter({ hasText: 'Hello, Modus' }).waitFor();
       await card('search_and_replace').getByRole('button', { name: 'Restore', exact: true }).click();
