@@ -968,7 +968,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('modus.ui.showSystemPrompt', () => m.showSystemPrompt()),
     vscode.commands.registerCommand('modus.ui.newConversation', () => m.newConversation()),
     vscode.commands.registerCommand('modus.ui.cancel', () => m.cancel()),
-    vscode.commands.registerCommand('modus.condense', () => m.condense()),
+    vscode.commands.registerCommand('modus.ui.condense', () => m.condense()),
     vscode.commands.registerCommand('modus.ui.togglePhase', () => m.togglePhase()),
     vscode.commands.registerCommand('modus.ui.approvePlan', () => m.decidePlan('approve')),
     vscode.commands.registerCommand('modus.ui.rejectPlan', () => m.rejectPlan()),
