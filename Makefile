@@ -31,10 +31,9 @@ test-editor: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m compileall -q server protocol  # start-up is measured: no module compiled on the way
-	$(PY) bench/run.py
-	$(PY) bench/agents.py
-	$(PY) bench/checkpoints.py
-	$(PY) bench/context.py
+	@failed=0; for b in run agents checkpoints context; do \
+	  $(PY) bench/$$b.py || { failed=1; echo "bench/$$b.py: a target was missed"; }; \
+	done; exit $$failed  # every benchmark prints, whatever an earlier one found
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
