@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Sequence
 
+import anyio
+
 import protocol  # the messages (protocol.messages) load with the first one used
 from protocol import ContextInfo
 
@@ -67,16 +69,34 @@ def prompt_key(system: str, tools: Sequence[ToolSchema]) -> int:
     return hash((system, tuple(t.name for t in tools)))
 
 
+def _prompt_text(system: str, tools: Sequence[ToolSchema]) -> str:
+    return system + "".join(t.name + t.description + json.dumps(t.parameters) for t in tools)
+
+
 def _prompt_tokens(system: str, tools: Sequence[ToolSchema], exact: bool) -> int:
     """The system prompt's and the tool definitions' tokens (exact: counted, else the bound),
     worked out once per prompt."""
     key = (prompt_key(system, tools), exact)
     if key not in _PROMPTS:
-        text = system + "".join(t.name + t.description + json.dumps(t.parameters) for t in tools)
-        if len(_PROMPTS) > 64:
-            _PROMPTS.clear()
-        _PROMPTS[key] = TOKENIZER.count(text) if exact else bound(text)
+        text = _prompt_text(system, tools)
+        _remember(key, TOKENIZER.count(text) if exact else bound(text))
     return _PROMPTS[key]
+
+
+def _remember(key: tuple[int, bool], tokens: int) -> None:
+    if len(_PROMPTS) > 256:
+        _PROMPTS.clear()
+    _PROMPTS[key] = tokens
+
+
+async def _tokenizer_and_prompt(system: str, tools: Sequence[ToolSchema]) -> None:
+    """The tokenizer loaded and the prompt counted, both in a worker thread: a new task's prompt
+    (some 20 KB) is the one long count, and the tokenizer lets other threads run while it counts,
+    so the other agents' turns go on meanwhile."""
+    await TOKENIZER.ready()
+    key = (prompt_key(system, tools), True)
+    if key not in _PROMPTS:
+        _remember(key, await anyio.to_thread.run_sync(TOKENIZER.count, _prompt_text(system, tools)))
 
 
 def _message_tokens(m: ChatMessage) -> int:
@@ -163,7 +183,7 @@ async def measured(session: Session, task: Task, history: ModelHistory, request:
         used = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
         history.measured = Measured(len(history.messages), used, prompt_key(request.system, request.tools))
     else:
-        await TOKENIZER.ready()
+        await _tokenizer_and_prompt(request.system, request.tools)
         used = Fitted(history, window_of(task.model_config)).used(request.system, request.tools, extra, exact=True)
     history.used = used
     return info(session, task, used)
@@ -180,7 +200,7 @@ async def room_for(session: Session, task: Task, history_id: str, agent: str, ex
     system, tools = task.prompt.text, task.tool_schemas
     if fitted.used(system, tools, extra, exact=False) <= limits.threshold:
         return 0
-    await TOKENIZER.ready()
+    await _tokenizer_and_prompt(system, tools)
     used = fitted.used(system, tools, extra, exact=True)
     if used <= limits.threshold:
         return 0
@@ -275,7 +295,7 @@ async def condense_now(session: Session, cid: str) -> protocol.CondenseResult:
         agent = session.responder(cid)
         task = session.task_for(agent, cid)
         history = session.histories.get(cid, agent)
-        await TOKENIZER.ready()
+        await _tokenizer_and_prompt(task.prompt.text, task.tool_schemas)
         before = Fitted(history, window_of(task.model_config)).used(task.prompt.text, task.tool_schemas, exact=True)
         after, _ = await condense(session, task, cid, agent, cid, before)
     finally:

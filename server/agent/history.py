@@ -145,38 +145,41 @@ class ModelHistory:
 
 
 class Histories:
-    """The histories of the conversations in use, loaded on first use, appended on every write."""
+    """The histories of the conversations in use, loaded on first use, appended on every write.
+    The conversations used least recently beyond `capacity` are let go, each with the views of
+    all its agents (however many agents speak in one, it is one conversation)."""
 
     def __init__(self, store: StateStore, capacity: int = LIVE_HISTORIES):
         self.store = store
         self.capacity = capacity
-        self._live: OrderedDict[tuple[str, str | None], ModelHistory] = OrderedDict()
+        self._live: OrderedDict[str, dict[str | None, ModelHistory]] = OrderedDict()
 
     def get(self, conversation_id: str, agent: str | None = None) -> ModelHistory:
         """The conversation as `agent` sees it (None: every message as the one speaker's)."""
-        key = (conversation_id, agent)
-        history = self._live.get(key)
-        if history is None:
-            history = self._live[key] = ModelHistory(self.store.messages(conversation_id), agent)
+        views = self._live.get(conversation_id)
+        if views is None:
+            views = self._live[conversation_id] = {}
             while len(self._live) > self.capacity:
                 self._live.popitem(last=False)
         else:
-            self._live.move_to_end(key)
+            self._live.move_to_end(conversation_id)
+        history = views.get(agent)
+        if history is None:
+            history = views[agent] = ModelHistory(self.store.messages(conversation_id), agent)
         return history
 
     def peek(self, conversation_id: str, agent: str | None) -> ModelHistory | None:
         """The history if it is in memory (never read from the store)."""
-        return self._live.get((conversation_id, agent))
+        return self._live.get(conversation_id, {}).get(agent)
 
     def forget(self, conversation_id: str) -> None:
         """The conversation changed in the store (cut back): read it again when next used."""
-        for key in [k for k in self._live if k[0] == conversation_id]:
-            del self._live[key]
+        self._live.pop(conversation_id, None)
 
     def written(self, m: StoredMessage) -> None:
-        for (cid, _), history in self._live.items():
-            if cid == m.conversation_id:
-                history.append(m)
+        for history in self._live.get(m.conversation_id, {}).values():
+            history.append(m)
 
     def __len__(self) -> int:
+        """The conversations in memory."""
         return len(self._live)
