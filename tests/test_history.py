@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.agent.history import ModelHistory
+from server.agent.history import Histories, ModelHistory
 from server.state import StoredMessage
 
 
@@ -49,3 +49,23 @@ def test_each_agent_sees_its_own_calls_paired_and_the_others_quoted():
 def test_one_agent_sees_everything_as_before():
     single = [m for m in STORED if m.agent != "coder" and m.metadata.get("toolCallId") != "c1"]
     assert shape(ModelHistory(single, "architect")) == shape(ModelHistory(single))
+
+
+def test_the_views_of_many_agents_in_one_conversation_are_kept_as_one_conversation():
+    class Store:
+        reads: list[str] = []
+
+        def messages(self, conversation_id: str) -> list[StoredMessage]:
+            self.reads.append(conversation_id)
+            return list(STORED)
+
+    store = Store()
+    histories = Histories(store, capacity=2)
+    for _ in range(2):
+        for n in range(12):  # more agents than the capacity: none evicts another's view
+            histories.get("c1", f"agent{n}")
+    assert store.reads == ["c1"] * 12 and len(histories) == 1
+    histories.get("c2", "agent0")
+    histories.get("c3", "agent0")  # a third conversation: c1 is let go, with every view of it
+    assert histories.peek("c1", "agent0") is None and histories.peek("c3", "agent0") is not None
+    assert len(histories) == 2
