@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import anyio
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, RPCRequest
@@ -82,6 +82,18 @@ class ModusProtocol(LanguageServerProtocol):
             log.debug("dropping the answer to request %s: the server no longer waits for it", msg_id)
             return
         super()._handle_response(msg_id, result, error)
+
+    def _send_handler_result(self, future, *, msg_id):
+        """A request the server answers with an error it meant (a refusal naming the field, a
+        model request that failed): the error goes back, and the log says so in one line; pygls
+        would log it with a traceback, as if the server had failed."""
+        error = future.exception() if future.done() and not future.cancelled() else None
+        if isinstance(error, JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            log.info("request %s answered with error %s: %s", msg_id, error.code, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
 
     def _run_generator(self, future, *, gen, result_future):
         """pygls runs what a generator handler yields under a made-up id in `_request_futures`

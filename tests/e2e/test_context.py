@@ -11,7 +11,7 @@ import asyncio
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from fake_models import Call, FakeAnthropic, FakeOpenAI, Reply
+from fake_models import Call, Failure, FakeAnthropic, FakeOpenAI, Reply
 from protocol import methods
 from server.agent.context import CONDENSE_ASK, CONDENSE_SYSTEM
 from server.agent.history import SUMMARY_HEADER
@@ -186,6 +186,21 @@ async def test_one_condensing_at_a_time_and_none_while_a_turn_runs(editor):
         with pytest.raises(JsonRpcException, match="conversationId: a turn is running in conversation"):
             await editor.request(methods.CHAT_CONDENSE, {})
         await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 3)
+
+
+async def test_a_model_that_fails_to_summarise_leaves_the_conversation_as_it_was(editor):
+    with FakeOpenAI() as server:
+        server.add(Reply("One."), Reply("Two."), Failure(400, "bad request from the model server"), Reply("Three."))
+        await editor.start(openai(server.url, window=100_000))
+        await editor.chat("one")
+        await editor.chat("two")
+        with pytest.raises(JsonRpcException, match="HTTP 400.*bad request from the model server") as failed:
+            await editor.request(methods.CHAT_CONDENSE, {})
+        assert failed.value.code == -32803  # LSP's RequestFailed
+        assert (await editor.chat("three"))["outcome"] == "completed"
+        last = server.requests[-1].body["messages"]
+    assert not editor.of_kind("condensed") and last[1]["content"].startswith("one")
+    assert "Traceback" not in "".join(editor.stderr)
 
 
 async def test_condense_refuses_what_it_cannot_do(editor, workspace):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from pygls.exceptions import JsonRpcInvalidParams
+from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ...errors import BadRequest
 from ..server import validate
@@ -45,10 +46,15 @@ def request(server: "ModusServer", method: str, handler: Handler) -> None:
 
 
 async def _answer(pending: Awaitable[Any]) -> Any:
+    from ...providers import ModelError
+
     try:
         return await pending
     except BadRequest as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
+    except ModelError as exc:
+        # LSP's RequestFailed: the request was right, but what it asked for failed
+        raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed) from None
 
 
 def command(server: "ModusServer", name: str, handler: Callable[["Session", tuple], Any]) -> None:
