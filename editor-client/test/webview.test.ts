@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { NO_USAGE } from '../src/protocol/usage';
+import type { State } from '../src/protocol/generated';
 import type { Action } from '../src/protocol/view';
 import { CLIENT_DIR, feed, launch, openChat, posted } from './browser';
 
@@ -13,6 +14,25 @@ const session: { actions: Action[] } = JSON.parse(
   readFileSync(join(CLIENT_DIR, 'test', 'fixtures', 'session.json'), 'utf8'),
 );
 const toWebview = (actions: Action[]) => actions.map((action) => ({ type: 'action', action }));
+
+/** A `state` action: the conversation in Code mode, ACT, its task on the scripted model; `more`
+ * overrides (the plan, the phase, yolo, the context window, the task's id). */
+function stateAction(conversationId: string, more: Partial<State> & { taskId?: string } = {}): Action {
+  const { taskId = 't', ...rest } = more;
+  return {
+    type: 'state',
+    state: {
+      mode: { slug: 'code', name: 'Code' },
+      phase: 'act',
+      conversationId,
+      yolo: false,
+      task: { id: taskId, mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
+      usage: NO_USAGE,
+      plan: { state: 'normal', completedSteps: [] },
+      ...rest,
+    },
+  };
+}
 
 describe('chat webview (headless Chromium)', () => {
   let browser: Browser;
@@ -429,18 +449,11 @@ describe('chat webview: the plan card and the todo panel', () => {
     type: 'update',
     update: { conversationId, kind: 'plan', state, completedSteps, ...(state === 'planning' ? {} : { plan: PLAN }), ...(markdown ? { markdown } : {}) } as any,
   });
-  const state = (planState: string, completedSteps: string[] = [], goal = 'Rename b <i>everywhere</i>'): Action => ({
-    type: 'state',
-    state: {
-      mode: { slug: 'code', name: 'Code' },
+  const state = (planState: string, completedSteps: string[] = [], goal = 'Rename b <i>everywhere</i>'): Action =>
+    stateAction(conversationId, {
       phase: planState === 'executing' ? 'act' : 'plan',
-      conversationId,
-      yolo: false,
-      task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
-      usage: NO_USAGE,
       plan: { state: planState as any, goal, scope: ['src/app.py'], planId: 'p1', ...(planState === 'planning' ? {} : { plan: PLAN }), completedSteps },
-    },
-  });
+    });
   const todos = (items: [string, string, string?][]): Action => ({
     type: 'update',
     update: {
@@ -806,18 +819,7 @@ describe('chat webview: always allow, a stored conversation by turn, the mode ru
       ],
     },
   };
-  const state = (yolo: boolean): Action => ({
-    type: 'state',
-    state: {
-      mode: { slug: 'code', name: 'Code' },
-      phase: 'act',
-      conversationId,
-      yolo,
-      task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
-      usage: NO_USAGE,
-      plan: { state: 'normal', completedSteps: [] },
-    },
-  });
+  const state = (yolo: boolean): Action => stateAction(conversationId, { yolo });
   const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
   const open = async (actions: Action[] = [], width = 360) => {
     const page = await openChat(browser, { width, height: 700 });
@@ -1054,18 +1056,7 @@ describe('chat webview: checkpoints on tool cards, restores, tokens and cost in 
       ],
     },
   };
-  const state: Action = {
-    type: 'state',
-    state: {
-      mode: { slug: 'code', name: 'Code' },
-      phase: 'act',
-      conversationId,
-      yolo: false,
-      task: { id: 'task-code', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
-      usage: NO_USAGE,
-      plan: { state: 'normal', completedSteps: [] },
-    },
-  };
+  const state = stateAction(conversationId, { taskId: 'task-code' });
   const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
   const call = (toolCallId: string, name: string, path: string) =>
     up({ kind: 'tool_call', turnId: 't1', agent: 'modus', toolCallId, name, params: { path }, status: 'completed', result: 'ok' });
@@ -1336,19 +1327,8 @@ describe('chat webview: checkpoints on tool cards, restores, tokens and cost in 
 describe('chat webview: the context bar', () => {
   let browser: Browser;
   const conversationId = 'conv-context';
-  const state = (context?: { used?: number; window: number; threshold: number }): Action => ({
-    type: 'state',
-    state: {
-      mode: { slug: 'code', name: 'Code' },
-      phase: 'act',
-      conversationId,
-      yolo: false,
-      task: { id: 'task-code', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
-      usage: NO_USAGE,
-      plan: { state: 'normal', completedSteps: [] },
-      ...(context ? { context } : {}),
-    },
-  });
+  const state = (context?: { used?: number; window: number; threshold: number }): Action =>
+    stateAction(conversationId, { taskId: 'task-code', ...(context ? { context } : {}) });
   const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
   const context = (used: number) => up({ kind: 'context', agent: 'modus', taskId: 'task-code', used, window: 200_000, threshold: 160_000 });
   const open = async (actions: Action[] = [], width = 420) => {
