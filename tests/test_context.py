@@ -121,3 +121,14 @@ def test_older_messages_more_than_one_request_takes_are_summarised_from_the_firs
     # room for the first and the last only: a result without its call is not sent
     said = _summarised(history.messages, fitted, 7, sizes[0] + sizes[6])
     assert [m.text for m in said] == ["first", "[6 messages left out here: more than one request can take.]"]
+
+
+async def test_long_messages_are_counted_off_the_loop_as_they_would_be_on_it():
+    log = "\n".join(f"2026-12-01 12:00:{i % 60:02d} worker {i} finished its job" for i in range(4_000))  # ~190 KB
+    stored_log = [stored("user", "what went wrong?"), stored("assistant", "reading", toolCalls=[native("a")]), stored("tool", log, toolCallId="a", name="read_file")]
+    history = ModelHistory(stored_log, "modus")
+    fitted = Fitted(history, 10**7)
+    await fitted.count()
+    assert len(history.counts) == 4  # all three counted, by the worker thread
+    inline = ModelHistory(stored_log, "modus")
+    assert history.counts == Fitted(inline, 10**7)._counted(3)

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from .session import Session
     from .task import Task
 
+#: Messages of more than this many bytes are counted in a worker thread.
+OFF_LOOP_BYTES = 64 * 1024
 #: One message takes at most this share of the window (1/4); more is cut out of its middle.
 MESSAGE_SHARE = 4
 #: After condensing, the newest messages kept as they are take at most this share (1/4) of the
@@ -130,12 +132,29 @@ class Fitted:
             return h.messages
         await TOKENIZER.ready()
         out = list(h.messages)
-        for i, fit in big.items():
-            if fit is None:
-                text, cut = TOKENIZER.cut(h.messages[i].text, self.limit, CUT_MARKER)
-                fit = big[i] = (h.messages[i]._replace(text=text), TOKENIZER.count(text) + PER_MESSAGE) if cut else (h.messages[i], self._raw(i))
+        for i, fit in list(big.items()):
+            if fit is None:  # a large text: counted and cut in a worker thread, the loop goes on
+                fit = big[i] = await anyio.to_thread.run_sync(self._fit, h.messages[i])
             out[i] = fit[0]
         return out
+
+    def _fit(self, m: ChatMessage) -> tuple[ChatMessage, int]:
+        text, cut = TOKENIZER.cut(m.text, self.limit, CUT_MARKER)
+        return (m._replace(text=text), TOKENIZER.count(text) + PER_MESSAGE) if cut else (m, _message_tokens(m))
+
+    async def count(self) -> None:
+        """The tokenizer loaded, and the messages not counted yet counted: in a worker thread
+        when they are long (a pasted log, a large result), so that the loop goes on meanwhile."""
+        await TOKENIZER.ready()
+        h = self.history
+        counts, start = h.counts, len(h.counts) - 1
+        if h.bounds[len(h.messages)] - h.bounds[start] < OFF_LOOP_BYTES:
+            return  # counted as it is asked for (used, tokens): a few small messages
+        new = h.messages[start:]
+        tokens = await anyio.to_thread.run_sync(lambda: [_message_tokens(m) for m in new])
+        if h.counts is counts and len(counts) - 1 == start:  # nothing else counted, nor condensed, meanwhile
+            for n in tokens:
+                counts.append(counts[-1] + n)
 
     def _counted(self, n: int) -> list[int]:
         h = self.history
@@ -184,7 +203,9 @@ async def measured(session: Session, task: Task, history: ModelHistory, request:
         history.measured = Measured(len(history.messages), used, prompt_key(request.system, request.tools))
     else:
         await _tokenizer_and_prompt(request.system, request.tools)
-        used = Fitted(history, window_of(task.model_config)).used(request.system, request.tools, extra, exact=True)
+        fitted = Fitted(history, window_of(task.model_config))
+        await fitted.count()
+        used = fitted.used(request.system, request.tools, extra, exact=True)
     history.used = used
     return info(session, task, used)
 
@@ -201,6 +222,7 @@ async def room_for(session: Session, task: Task, history_id: str, agent: str, ex
     if fitted.used(system, tools, extra, exact=False) <= limits.threshold:
         return 0
     await _tokenizer_and_prompt(system, tools)
+    await fitted.count()
     used = fitted.used(system, tools, extra, exact=True)
     if used <= limits.threshold:
         return 0
@@ -215,6 +237,7 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
     limits = info(session, task, None)
     fitted = Fitted(history, limits.window)
     sent = await fitted.messages()
+    await fitted.count()
     said = sum(fitted.tokens(i) for i in range(len(history.messages)))
     older = _older(history, fitted, min(limits.threshold, said) // KEEP_SHARE)
     if older == 0:
@@ -296,7 +319,10 @@ async def condense_now(session: Session, cid: str) -> protocol.CondenseResult:
         task = session.task_for(agent, cid)
         history = session.histories.get(cid, agent)
         await _tokenizer_and_prompt(task.prompt.text, task.tool_schemas)
-        before = Fitted(history, window_of(task.model_config)).used(task.prompt.text, task.tool_schemas, exact=True)
+        fitted = Fitted(history, window_of(task.model_config))
+        await fitted.messages()
+        await fitted.count()
+        before = fitted.used(task.prompt.text, task.tool_schemas, exact=True)
         after, _ = await condense(session, task, cid, agent, cid, before)
     finally:
         session.condensing.discard(cid)
