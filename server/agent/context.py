@@ -191,6 +191,12 @@ class Fitted:
         return total
 
 
+def provider_count(usage: Usage) -> int:
+    """What a request took of the window, as its provider counted it: its input, cached or not,
+    and its reply."""
+    return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
+
+
 def info(session: Session, task: Task, used: int | None) -> ContextInfo:
     return context_info(task.model_config, session.settings.condense_threshold, used)
 
@@ -199,7 +205,7 @@ async def measured(session: Session, task: Task, history: ModelHistory, request:
     """After a reply (already in the history): what the request took, its reply included. The
     provider's count when it gave one (the base of the next requests' counts), else the tokenizer's."""
     if usage is not None:
-        used = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
+        used = provider_count(usage)
         history.measured = Measured(len(history.messages), used, prompt_key(request.system, request.tools))
     else:
         await _tokenizer_and_prompt(request.system, request.tools)
@@ -265,7 +271,6 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
             {"condensed": {"agent": agent, "keep": keep, "summary": summary, "before": before, "after": after}},
         )
     )
-    history.used = after
     publish = session.host.publish
     publish(protocol.MessageUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, role="system", text=text))
     publish(protocol.CondensedUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, before=before, after=after))

@@ -108,6 +108,7 @@ class ModelHistory:
             condensed = m.metadata.get("condensed")
             if condensed and condensed.get("agent") == self.agent:
                 self.condense(condensed["keep"], condensed["summary"])
+                self.used = condensed.get("after")
         elif m.role == "user":
             env = m.metadata.get("environmentDetails")
             self._add(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
@@ -120,6 +121,7 @@ class ModelHistory:
         elif m.role == "assistant" and "handoff" in m.metadata:
             return  # this agent's own hand-off: its tool call holds the words
         elif m.role == "assistant":
+            self.used = m.metadata.get("contextUsed", self.used)
             if self._mine is not None:
                 self._mine.update(c["id"] for c in m.metadata.get("toolCalls", ()))
             calls = [c for c in m.metadata.get("toolCalls", ()) if c.get("native")]
@@ -167,10 +169,6 @@ class Histories:
         if history is None:
             history = views[agent] = ModelHistory(self.store.messages(conversation_id), agent)
         return history
-
-    def peek(self, conversation_id: str, agent: str | None) -> ModelHistory | None:
-        """The history if it is in memory (never read from the store)."""
-        return self._live.get(conversation_id, {}).get(agent)
 
     def forget(self, conversation_id: str) -> None:
         """The conversation changed in the store (cut back): read it again when next used."""

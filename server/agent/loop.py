@@ -229,6 +229,8 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
         metadata["raw"] = reply.text
     if reply.state:
         metadata["providerState"] = reply.state
+    if reply.usage is not None:  # what the request took of the window, for the context bar after a restart
+        metadata["contextUsed"] = context.provider_count(reply.usage)
     turn.record("assistant", visible, **metadata)
     if visible:
         turn.said.append(visible)

@@ -585,7 +585,7 @@ class Session:
 
         agent = self.responder(self.conversation_id)
         task = self.task_for(agent)
-        history = self.histories.peek(self.conversation_id, agent)
+        history = self.histories.get(self.conversation_id, agent)
         return State(
             mode=ModeRef(slug=task.mode.slug, name=task.mode.name),
             phase=task.phase,
@@ -594,7 +594,7 @@ class Session:
             task=task.info(),
             plan=plan_machine.plan_info(*self.store.current_plan(task.agent)),
             usage=protocol.Usage(**self.store.usage_total(self.conversation_id)),
-            context=context_info(task.model_config, self.settings.condense_threshold, history.used if history else None),
+            context=context_info(task.model_config, self.settings.condense_threshold, history.used),
         )
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:

@@ -120,7 +120,8 @@ async def test_a_condensed_conversation_is_condensed_still_after_a_restart(works
         again = Editor(workspace, tmp_path / "config")
         await again.start(settings)
         try:
-            await again.request(methods.CHAT_OPEN, {"conversationId": conversation})
+            reopened = await again.request(methods.CHAT_OPEN, {"conversationId": conversation})
+            assert reopened["context"]["used"] == 5_010  # the last request before the restart, as counted
             await again.chat("fourth question")
         finally:
             await again.stop()
