@@ -96,7 +96,9 @@ def test_what_is_kept_never_starts_with_a_tool_result():
     assert _older(history, fitted, sizes[-1] + sizes[-2]) == 5
     # a budget that holds the result alone: it cannot be kept without its call, so all is summarised
     assert _older(history, fitted, sizes[-1]) == len(CONVERSATION)
-    assert _older(ModelHistory(CONVERSATION[:2], "modus"), fitted, 10**6) == 0  # one exchange: nothing older
+    one_exchange = ModelHistory(CONVERSATION[:2], "modus")
+    assert _older(one_exchange, Fitted(one_exchange, 100_000), 10**6) == 1  # the request, summarised; its reply kept
+    assert _older(ModelHistory([], "modus"), fitted, 10**6) == 0  # nothing to summarise
 
 
 async def test_a_message_too_large_is_sent_cut_and_the_history_keeps_it_whole():

@@ -846,16 +846,13 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
       return;
     }
     this.dispatch({ type: 'condenseStarted', conversationId });
-    let result;
     try {
-      result = await api.condense(conversationId);
+      await api.condense(conversationId); // what it did, or why it did nothing, comes as a chat line
     } catch (err) {
       this.dispatch({ type: 'condenseFailed', text: `Could not condense: ${errorMessage(err)}` });
       return;
     }
     this.dispatch({ type: 'condenseEnded' });
-    // nothing condensed (the conversation is one exchange, or a summary would not be shorter)
-    if (result.before === result.after) void vscode.window.showInformationMessage('Modus: the conversation was not condensed: it is too short for a summary to save anything.');
   }
 
   async cancel(): Promise<void> {

@@ -303,12 +303,9 @@ class ModusAgent:
             return rest
         if name == "condense":
             try:
-                condensed = await session.condense(opened.id)  # its `Condensed the conversation: …` line is a note
+                await session.condense(opened.id)  # what it did (or why not) is a system message: a note
             except (BadRequest, ModelError) as exc:
                 host.note(f"/condense: {exc}")
-            else:
-                if condensed.before == condensed.after:
-                    host.note("Nothing to condense yet: the conversation is a single exchange.")
             return rest
         try:  # trust
             session.trust_workspace_settings()

@@ -247,6 +247,8 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
     said = sum(fitted.tokens(i) for i in range(len(history.messages)))
     older = _older(history, fitted, min(limits.threshold, said) // KEEP_SHARE)
     if older == 0:
+        text = "Nothing to condense: the conversation has no messages yet."
+        session.host.publish(protocol.MessageUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, role="system", text=text))
         return before, 0
     room = limits.window - limits.window // 8 - _prompt_tokens(CONDENSE_SYSTEM, task.tool_schemas, True) - 200  # the reply, the ask
     said = _summarised(sent, fitted, older, room)
@@ -281,9 +283,7 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
 def _older(history: ModelHistory, fitted: Fitted, keep_budget: int) -> int:
     """How many of the oldest messages to summarise: all but the newest that fit in
     `keep_budget`, never splitting a reply's tool calls from their results (what is kept starts
-    with no tool result); at least one, none when the conversation is one exchange."""
-    if len(history.messages) <= 2:
-        return 0
+    with no tool result); at least one."""
     kept, cut = 0, len(history.messages)
     for i in range(len(history.messages) - 1, 0, -1):
         kept += fitted.tokens(i)
@@ -313,7 +313,7 @@ def _summarised(sent: list[ChatMessage], fitted: Fitted, older: int, room: int) 
 
 async def condense_now(session: Session, cid: str) -> protocol.CondenseResult:
     """`modus/chat/condense`: the responder's view of the conversation, condensed now."""
-    if not session.store.conversation_exists(cid):
+    if cid != session.conversation_id and not session.store.conversation_exists(cid):  # the current one may have no message yet
         raise BadRequest(f"conversationId: unknown conversation: {cid}")
     session.idle_or_refuse(cid, "conversationId")
     if cid in session.condensing:

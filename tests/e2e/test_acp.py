@@ -458,7 +458,7 @@ async def test_condense_summarises_the_older_part_of_the_session(bare, tmp_path)
     ws = workspace_with(tmp_path / "ws", [{"text": "One."}, {"text": "Two."}, {"text": "The user said one and two."}])
     sid = (await bare.new(ws)).session_id
     assert await bare.prompt(sid, "/condense") == "end_turn"
-    assert "Nothing to condense yet" in bare.client.text(sid)
+    assert "Nothing to condense: the conversation has no messages yet." in bare.client.text(sid)
     assert await bare.prompt(sid, "one") == "end_turn"
     assert await bare.prompt(sid, "two") == "end_turn"
     assert await bare.prompt(sid, "/condense") == "end_turn"

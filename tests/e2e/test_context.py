@@ -205,12 +205,16 @@ async def test_a_model_that_fails_to_summarise_leaves_the_conversation_as_it_was
 
 
 async def test_condense_refuses_what_it_cannot_do(editor, workspace):
-    await editor.start(scripted(workspace, {"text": "hi"}))
+    await editor.start(scripted(workspace, {"text": "hi"}, {"text": "The user said hello."}))
     with pytest.raises(JsonRpcException, match="conversationId: unknown conversation: conv-nope"):
         await editor.request(methods.CHAT_CONDENSE, {"conversationId": "conv-nope"})
-    await editor.chat("hello")
-    got = await editor.request(methods.CHAT_CONDENSE, {})  # one exchange: nothing older to summarise
+    got = await editor.request(methods.CHAT_CONDENSE, {})  # the current conversation, no message yet
     assert got["before"] == got["after"] and not editor.of_kind("condensed")
+    assert editor.of_kind("message")[-1]["text"] == "Nothing to condense: the conversation has no messages yet."
+    await editor.chat("hello")
+    got = await editor.request(methods.CHAT_CONDENSE, {})  # one exchange: the user's message is summarised
+    [condensed] = editor.of_kind("condensed")
+    assert (condensed["before"], condensed["after"]) == (got["before"], got["after"]) and got["after"] < got["before"]
 
 
 async def test_a_summary_no_shorter_than_what_it_replaces_is_not_used(editor, workspace):
