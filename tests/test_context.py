@@ -8,7 +8,7 @@ import random
 import pytest
 
 from protocol import Model
-from server.agent.context import CUT_MARKER, Fitted, _older, _summarised
+from server.agent.context import CUT_MARKER, Fitted, _older, _summarised, transcript
 from server.agent.history import SUMMARY_HEADER, ModelHistory
 from server.providers.catalog import DEFAULT_WINDOW, price_of, window_of
 from server.providers.tokens import TOKENIZER, bound
@@ -134,3 +134,11 @@ async def test_long_messages_are_counted_off_the_loop_as_they_would_be_on_it():
     assert len(history.counts) == 4  # all three counted, by the worker thread
     inline = ModelHistory(stored_log, "modus")
     assert history.counts == Fitted(inline, 10**7)._counted(3)
+
+
+def test_the_summary_request_reads_the_conversation_as_one_text():
+    history = ModelHistory([*CONVERSATION[:3], stored("tool", "ignored")], "modus")
+    assert transcript(history.messages) == (
+        "<conversation>\n[user]\nfirst\n\n[assistant]\nreading\n[calls read_file] {\"path\": \"a\"}\n\n"
+        "[result of read_file]\ncontent of a\n</conversation>"
+    )

@@ -53,7 +53,7 @@ CONDENSE_SYSTEM = (
     "and nothing else; call no tool."
 )
 
-CONDENSE_ASK = """Summarise the conversation above for the agent that goes on with it. Under these headings:
+CONDENSE_ASK = """Summarise the conversation above (between the conversation tags) for the agent that goes on with it. Under these headings:
 
 1. Task: what the user asked for, in their own words where they matter, with every constraint and preference they gave.
 2. Decisions: what was decided and why, and the approaches tried and given up.
@@ -250,9 +250,9 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
         text = "Nothing to condense: the conversation has no messages yet."
         session.host.publish(protocol.MessageUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, role="system", text=text))
         return before, 0
-    room = limits.window - limits.window // 8 - _prompt_tokens(CONDENSE_SYSTEM, task.tool_schemas, True) - 200  # the reply, the ask
+    room = limits.window - limits.window // 8 - _prompt_tokens(CONDENSE_SYSTEM, (), True) - 400  # the reply, the ask
     said = _summarised(sent, fitted, older, room)
-    request = ModelRequest(CONDENSE_SYSTEM, (*said, ChatMessage("user", CONDENSE_ASK)), task.tool_schemas)
+    request = ModelRequest(CONDENSE_SYSTEM, (ChatMessage("user", f"{transcript(said)}\n\n{CONDENSE_ASK}"),))
     reply = await task.model.complete(request, lambda _: None)
     if reply.usage is not None:
         session.record_usage(conversation_id, task, reply.usage)
@@ -292,6 +292,20 @@ def _older(history: ModelHistory, fitted: Fitted, keep_budget: int) -> int:
         if history.messages[i].role != "tool":
             cut = i
     return cut
+
+
+def transcript(messages: Sequence[ChatMessage]) -> str:
+    """The messages as one text for the summary request: with no tool definitions sent, the model
+    cannot answer with a tool call, and no provider's rules on calls and results apply."""
+    parts = []
+    for m in messages:
+        if m.role == "tool":
+            parts.append(f"[result of {m.tool_name}{' (failed)' if m.is_error else ''}]\n{m.text}")
+            continue
+        lines = [f"[{m.role}]", m.text] if m.text.strip() else [f"[{m.role}]"]
+        lines += [f"[calls {c.name}] {json.dumps(c.arguments)}" for c in m.tool_calls]
+        parts.append("\n".join(lines))
+    return "<conversation>\n" + "\n\n".join(parts) + "\n</conversation>"
 
 
 def _summarised(sent: list[ChatMessage], fitted: Fitted, older: int, room: int) -> list[ChatMessage]:

@@ -85,10 +85,10 @@ async def test_the_providers_count_decides_and_the_summary_replaces_the_older_pa
         bodies = [r.body for r in server.requests]
     assert len(bodies) == 4
     summary_request = bodies[2]
-    assert summary_request["messages"][0] == {"role": "system", "content": CONDENSE_SYSTEM}
-    assert summary_request["messages"][-1] == {"role": "user", "content": CONDENSE_ASK}
-    said = [m["content"] for m in summary_request["messages"][1:-1]]
-    assert len(said) == 1 and said[0].startswith("first0 first1")  # the newest (a quarter of 8,000) are kept
+    system, [asked] = summary_request["messages"][0], summary_request["messages"][1:]
+    assert system == {"role": "system", "content": CONDENSE_SYSTEM} and "tools" not in summary_request
+    assert asked["content"].startswith("<conversation>\n[user]\nfirst0 first1") and asked["content"].endswith(CONDENSE_ASK)
+    assert "First answer." not in asked["content"]  # the newest (a quarter of 8,000) are kept, not summarised
     after = bodies[3]["messages"]
     assert after[1]["role"] == "user" and after[1]["content"].startswith(SUMMARY_HEADER)
     assert after[1]["content"].endswith("The user gave a long list.")
@@ -166,7 +166,8 @@ async def test_condense_on_demand(editor):
     assert got["after"] < got["before"]
     [condensed] = editor.of_kind("condensed")
     assert (condensed["before"], condensed["after"]) == (got["before"], got["after"])
-    assert bodies[2]["system"] == CONDENSE_SYSTEM and bodies[2]["messages"][-1]["content"][-1]["text"] == CONDENSE_ASK
+    assert bodies[2]["system"] == CONDENSE_SYSTEM and "tools" not in bodies[2]
+    assert [m["role"] for m in bodies[2]["messages"]] == ["user"] and bodies[2]["messages"][0]["content"][0]["text"].endswith(CONDENSE_ASK)
     first = bodies[3]["messages"][0]
     assert first["role"] == "user" and SUMMARY_HEADER in str(first["content"]) and "first0" not in str(bodies[3])
 
