@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field
 
-from .models import ContextInfo, GroupEntry, Input, ModeSource, Opt, Phase, PlanState, Usage, Wire
+from .models import ContextInfo, GroupEntry, Input, ModeSource, Opt, Phase, PlanState, State, Usage, Wire
 
 # ---------------------------------------------------------------- requests, client -> server
 
@@ -394,6 +394,14 @@ class ContextUpdate(_UpdateBase, ContextInfo):
     kind: Literal["context"] = "context"
 
 
+class StateChanged(_UpdateBase):
+    """The state changed without a request of this client: a settings file was edited (its
+    `yolo`, its models), or trusted."""
+
+    kind: Literal["state_changed"] = "state_changed"
+    state: State
+
+
 class CondenseResult(Wire):
     before: int
     after: int
@@ -420,6 +428,7 @@ Update = Annotated[
         UsageUpdate,
         CondensedUpdate,
         ContextUpdate,
+        StateChanged,
     ],
     Field(discriminator="kind"),
 ]

@@ -129,6 +129,9 @@ describe('view reducer', () => {
     assert.equal(initialView().yolo, false);
     assert.equal(replay([{ type: 'state', state: state(true) }]).yolo, true);
     assert.equal(replay([{ type: 'state', state: state(true) }, { type: 'state', state: state(false) }]).yolo, false);
+    // a settings file edited: the server tells the new state
+    const edited = replay([{ type: 'state', state: state(false) }, up({ kind: 'state_changed', state: state(true) })]);
+    assert.equal(edited.yolo, true);
   });
 
   it('shows only the current conversation; a new conversation starts empty', () => {

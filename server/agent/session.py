@@ -273,6 +273,8 @@ class Session:
                 except Refused as exc:
                     log.warning("settings files: %s", exc)
                 self.update_settings()
+                if self._refreshed:  # a file changed since: the client learns what of the state it changed
+                    self.host.publish(protocol.StateChanged(conversation_id=self.conversation_id, state=self.state()))
             if self.agents_file.stale():
                 await self._read_agents_file()
             if self.rules.changed():

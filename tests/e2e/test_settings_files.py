@@ -44,3 +44,18 @@ async def test_the_workspaces_risky_keys_apply_once_the_user_trusts_them(editor,
     assert (await editor.request(methods.STATE))["yolo"] is False
     state = await editor.command(Command.TRUST_WORKSPACE_SETTINGS)
     assert state["yolo"] is True
+
+
+async def test_an_edited_settings_file_tells_the_client_the_new_state(editor, workspace, tmp_path):
+    global_settings = tmp_path / "config" / "modus" / "settings.json"
+    global_settings.parent.mkdir(parents=True)
+    global_settings.write_text(json.dumps({"yolo": False}))
+    await editor.start()
+    assert (await editor.request(methods.STATE))["yolo"] is False
+    assert not editor.of_kind("state_changed")  # starting is no change
+    global_settings.write_text(json.dumps({"yolo": True}))
+    editor.client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=global_settings.as_uri(), type=lsp.FileChangeType.Changed)])
+    )
+    [changed] = await editor.wait_for(lambda: editor.of_kind("state_changed"))
+    assert changed["state"]["yolo"] is True and changed["conversationId"] == changed["state"]["conversationId"]

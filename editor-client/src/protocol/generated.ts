@@ -22,7 +22,8 @@ export type Update =
   | McpChanged
   | UsageUpdate
   | CondensedUpdate
-  | ContextUpdate;
+  | ContextUpdate
+  | StateChanged;
 
 /**
  * The wire contract between the Modus server and its editor clients.
@@ -92,6 +93,7 @@ export interface ModusProtocol {
   Settings?: Settings;
   StartInModeArgs?: StartInModeArgs;
   State?: State;
+  StateChanged?: StateChanged;
   TaskInfo?: TaskInfo;
   TaskModel?: TaskModel;
   ThinkingDelta?: ThinkingDelta;
@@ -833,6 +835,20 @@ export interface Usage {
   cost: number | null;
   inputTokens: number;
   outputTokens: number;
+}
+/**
+ * The state changed without a request of this client: a settings file was edited (its
+ * `yolo`, its models), or trusted.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "StateChanged".
+ */
+export interface StateChanged {
+  agent?: string;
+  conversationId: string;
+  kind: 'state_changed';
+  state: State;
+  taskId?: string;
 }
 /**
  * The model's thinking (reasoning), streamed as it comes; not part of the conversation.

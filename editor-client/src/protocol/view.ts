@@ -497,6 +497,9 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
       return { ...view, usage: withRequest(view.usage, u) };
     case 'context':
       return { ...view, context: contextOf(u) };
+    case 'state_changed':
+      // a settings file was edited or trusted: yolo, the task's model, the window
+      return reduce(view, { type: 'state', state: u.state });
     case 'condensed':
       // `after`: what the next request takes (the `context` update that follows says it too)
       return view.context ? { ...view, context: { ...view.context, used: u.after } } : view;
