@@ -232,7 +232,14 @@ async def room_for(session: Session, task: Task, history_id: str, agent: str, ex
     used = fitted.used(system, tools, extra, exact=True)
     if used <= limits.threshold:
         return 0
-    return (await condense(session, task, history_id, agent, conversation_id, used))[1]
+    try:
+        return (await condense(session, task, history_id, agent, conversation_id, used))[1]
+    except ModelError as exc:
+        if used > limits.window:
+            raise
+        text = f"Condensing the conversation failed ({exc}); the request goes as it is, within the window."
+        session.host.publish(protocol.MessageUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, role="system", text=text))
+        return 0
 
 
 async def condense(session: Session, task: Task, history_id: str, agent: str, conversation_id: str, before: int) -> tuple[int, int]:

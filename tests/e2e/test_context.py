@@ -205,6 +205,18 @@ async def test_a_model_that_fails_to_summarise_leaves_the_conversation_as_it_was
     assert "Traceback" not in "".join(editor.stderr)
 
 
+async def test_a_failed_condensing_before_a_request_that_still_fits_lets_the_turn_go_on(editor):
+    with FakeOpenAI() as server:
+        server.add(Reply("First answer.", usage=usage(8_500)), Failure(400, "no summaries today"), Reply("Second answer.", usage=usage(8_700)))
+        await editor.start(openai(server.url))
+        await editor.chat(words("first", 1000))
+        ended = await editor.chat("second question")  # past 8,000 of 10,000: condensed first, which fails
+    assert ended["outcome"] == "completed" and editor.of_kind("message")[-1]["text"] == "Second answer."
+    said = [m["text"] for m in editor.of_kind("message") if m["role"] == "system"]
+    assert len(said) == 1 and said[0].startswith("Condensing the conversation failed (") and "no summaries today" in said[0]
+    assert "first0" in str(server.requests[-1].body["messages"])  # sent as it was
+
+
 async def test_condense_refuses_what_it_cannot_do(editor, workspace):
     await editor.start(scripted(workspace, {"text": "hi"}, {"text": "The user said hello."}))
     with pytest.raises(JsonRpcException, match="conversationId: unknown conversation: conv-nope"):
