@@ -199,6 +199,17 @@ class RefusedMention(Wire):
     reason: str
 
 
+class Condensed(Wire):
+    """`metadata.condensed` of the stored message that marks where a conversation was condensed:
+    for `agent`'s model, `summary` replaced every message but the last `keep`."""
+
+    agent: Optional[str]
+    keep: int
+    summary: str
+    before: int
+    after: int
+
+
 class ThinkingDelta(_UpdateBase):
     """The model's thinking (reasoning), streamed as it comes; not part of the conversation."""
 

@@ -277,7 +277,7 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
     session.add_message(
         StoredMessage(
             new_id("msg-"), history_id, "system", text, agent,
-            {"condensed": {"agent": agent, "keep": keep, "summary": summary, "before": before, "after": after}},
+            {"condensed": protocol.Condensed(agent=agent, keep=keep, summary=summary, before=before, after=after).wire()},
         )
     )
     publish = session.host.publish

@@ -50,6 +50,7 @@ export interface ModusProtocol {
   CheckpointsRestoreParams?: CheckpointsRestoreParams;
   CheckpointsRestoreResult?: CheckpointsRestoreResult;
   CondenseResult?: CondenseResult;
+  Condensed?: Condensed;
   CondensedUpdate?: CondensedUpdate;
   ContextInfo?: ContextInfo;
   ContextUpdate?: ContextUpdate;
@@ -399,6 +400,20 @@ export interface CheckpointsRestoreResult {
 export interface CondenseResult {
   after: number;
   before: number;
+}
+/**
+ * `metadata.condensed` of the stored message that marks where a conversation was condensed:
+ * for `agent`'s model, `summary` replaced every message but the last `keep`.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Condensed".
+ */
+export interface Condensed {
+  after: number;
+  agent: string | null;
+  before: number;
+  keep: number;
+  summary: string;
 }
 /**
  * The conversation was condensed: what a request took of the context window before and after (tokens).
