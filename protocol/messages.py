@@ -30,8 +30,10 @@ class ConversationParams(Input):
     conversation_id: str
 
 
-class ChatOpenParams(Input):
-    #: absent: a new conversation with an id the server picks
+class MaybeConversationParams(Input):
+    """`{conversationId?}`. Absent: the current conversation (`modus/chat/open`: a new one with an
+    id the server picks)."""
+
     conversation_id: Opt[str] = None
 
 
@@ -302,10 +304,6 @@ class UsageUpdate(_UpdateBase):
     cost: Optional[float] = None
 
 
-class UsageGetParams(Input):
-    conversation_id: Opt[str] = None
-
-
 class UsageByPhase(Wire):
     plan: Opt[Usage] = None
     act: Opt[Usage] = None
@@ -316,10 +314,6 @@ class UsageGetResult(Wire):
     by_task: dict[str, Usage]
     by_mode: dict[str, UsageByPhase]
     by_agent: dict[str, Usage]
-
-
-class CheckpointsListParams(Input):
-    conversation_id: Opt[str] = None
 
 
 class CheckpointInfo(Wire):

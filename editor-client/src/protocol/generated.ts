@@ -38,14 +38,12 @@ export interface ModusProtocol {
   ChatCancelResult?: ChatCancelResult;
   ChatHistoryResult?: ChatHistoryResult;
   ChatListResult?: ChatListResult;
-  ChatOpenParams?: ChatOpenParams;
   ChatSendParams?: ChatSendParams;
   ChatSendResult?: ChatSendResult;
   CheckpointFile?: CheckpointFile;
   CheckpointInfo?: CheckpointInfo;
   CheckpointParams?: CheckpointParams;
   CheckpointsDiffResult?: CheckpointsDiffResult;
-  CheckpointsListParams?: CheckpointsListParams;
   CheckpointsListResult?: CheckpointsListResult;
   CheckpointsRestoreParams?: CheckpointsRestoreParams;
   CheckpointsRestoreResult?: CheckpointsRestoreResult;
@@ -60,6 +58,7 @@ export interface ModusProtocol {
   GroupOptions?: GroupOptions;
   Handoff?: Handoff;
   HistoryMessage?: HistoryMessage;
+  MaybeConversationParams?: MaybeConversationParams;
   McpChanged?: McpChanged;
   McpListResult?: McpListResult;
   McpResource?: McpResource;
@@ -109,7 +108,6 @@ export interface ModusProtocol {
   Update?: Update;
   Usage?: Usage;
   UsageByPhase?: UsageByPhase;
-  UsageGetParams?: UsageGetParams;
   UsageGetResult?: UsageGetResult;
   UsageUpdate?: UsageUpdate;
 }
@@ -293,13 +291,6 @@ export interface ConversationSummary {
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
- * via the `definition` "ChatOpenParams".
- */
-export interface ChatOpenParams {
-  conversationId?: string | null;
-}
-/**
- * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ChatSendParams".
  */
 export interface ChatSendParams {
@@ -360,13 +351,6 @@ export interface CheckpointParams {
  */
 export interface CheckpointsDiffResult {
   files: CheckpointFile[];
-}
-/**
- * This interface was referenced by `ModusProtocol`'s JSON-Schema
- * via the `definition` "CheckpointsListParams".
- */
-export interface CheckpointsListParams {
-  conversationId?: string | null;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -489,6 +473,16 @@ export interface Handoff {
   kind: 'send' | 'ask';
   to: string;
   toolCallId: string;
+}
+/**
+ * `{conversationId?}`. Absent: the current conversation (`modus/chat/open`: a new one with an
+ * id the server picks).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "MaybeConversationParams".
+ */
+export interface MaybeConversationParams {
+  conversationId?: string | null;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -999,13 +993,6 @@ export interface UsageByPhase {
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
- * via the `definition` "UsageGetParams".
- */
-export interface UsageGetParams {
-  conversationId?: string | null;
-}
-/**
- * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "UsageGetResult".
  */
 export interface UsageGetResult {
@@ -1027,13 +1014,13 @@ export const PROTOCOL_VERSION = 1;
 export interface Requests {
   "modus/agents/list": { params: EmptyParams; result: AgentsListResult };
   "modus/chat/cancel": { params: ConversationParams; result: ChatCancelResult };
-  "modus/chat/condense": { params: ChatOpenParams; result: CondenseResult };
+  "modus/chat/condense": { params: MaybeConversationParams; result: CondenseResult };
   "modus/chat/history": { params: ConversationParams; result: ChatHistoryResult };
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
-  "modus/chat/open": { params: ChatOpenParams; result: State };
+  "modus/chat/open": { params: MaybeConversationParams; result: State };
   "modus/chat/send": { params: ChatSendParams; result: ChatSendResult };
   "modus/checkpoints/diff": { params: CheckpointParams; result: CheckpointsDiffResult };
-  "modus/checkpoints/list": { params: CheckpointsListParams; result: CheckpointsListResult };
+  "modus/checkpoints/list": { params: MaybeConversationParams; result: CheckpointsListResult };
   "modus/checkpoints/restore": { params: CheckpointsRestoreParams; result: CheckpointsRestoreResult };
   "modus/mcp/list": { params: EmptyParams; result: McpListResult };
   "modus/modes/list": { params: EmptyParams; result: ModesListResult };
@@ -1044,7 +1031,7 @@ export interface Requests {
   "modus/prompt/get": { params: PromptGetParams; result: PromptGetResult };
   "modus/state": { params: EmptyParams; result: State };
   "modus/todos/get": { params: TodosGetParams; result: TodosGetResult };
-  "modus/usage/get": { params: UsageGetParams; result: UsageGetResult };
+  "modus/usage/get": { params: MaybeConversationParams; result: UsageGetResult };
 }
 
 /** Server -> client requests: method -> params and result. */
