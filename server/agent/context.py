@@ -28,7 +28,7 @@ from ..providers.catalog import context_info, window_of
 from ..providers.tokens import TOKENIZER, bound
 from ..state import StoredMessage
 from ..state.store import new_id
-from .history import PER_MESSAGE, Measured, ModelHistory, summary_message
+from .history import PER_MESSAGE, Measured, ModelHistory, calls_text, summary_message
 
 if TYPE_CHECKING:
     from .session import Session
@@ -102,8 +102,7 @@ async def _tokenizer_and_prompt(system: str, tools: Sequence[ToolSchema]) -> Non
 
 
 def _message_tokens(m: ChatMessage) -> int:
-    calls = "".join(c.name + json.dumps(c.arguments) for c in m.tool_calls)
-    return TOKENIZER.count(m.text) + TOKENIZER.count(calls) + PER_MESSAGE
+    return TOKENIZER.count(m.text) + TOKENIZER.count(calls_text(m)) + PER_MESSAGE
 
 
 class Fitted:
@@ -216,30 +215,33 @@ async def measured(session: Session, task: Task, history: ModelHistory, request:
     return info(session, task, used)
 
 
-async def room_for(session: Session, task: Task, history_id: str, agent: str, extra: Sequence[ChatMessage], conversation_id: str) -> int:
-    """Before a request: condense first when it would pass the threshold. The messages it
-    sends are then those of the history (fitted) and `extra`. Returns how many messages the
-    summary replaced (0: not condensed)."""
+async def room_for(
+    session: Session, task: Task, history_id: str, agent: str, extra: Sequence[ChatMessage], conversation_id: str
+) -> tuple[list[ChatMessage], int]:
+    """Before a request: (the history's messages as it sends them, how many messages a summary
+    replaced: 0 when not condensed). It condenses first when the request, with `extra`, would
+    pass the threshold."""
     history = session.histories.get(history_id, agent)
     limits = info(session, task, None)
     fitted = Fitted(history, limits.window)
-    await fitted.messages()
+    messages = await fitted.messages()
     system, tools = task.prompt.text, task.tool_schemas
     if fitted.used(system, tools, extra, exact=False) <= limits.threshold:
-        return 0
+        return messages, 0
     await _tokenizer_and_prompt(system, tools)
     await fitted.count()
     used = fitted.used(system, tools, extra, exact=True)
     if used <= limits.threshold:
-        return 0
+        return messages, 0
     try:
-        return (await condense(session, task, history_id, agent, conversation_id, used))[1]
+        replaced = (await condense(session, task, history_id, agent, conversation_id, used))[1]
     except ModelError as exc:
         if used > limits.window:
             raise
         text = f"Condensing the conversation failed ({exc}); the request goes as it is, within the window."
         session.host.publish(protocol.MessageUpdate(conversation_id=conversation_id, agent=agent, task_id=task.id, role="system", text=text))
-        return 0
+        return messages, 0
+    return (await fitted.messages() if replaced else messages), replaced
 
 
 async def condense(session: Session, task: Task, history_id: str, agent: str, conversation_id: str, before: int) -> tuple[int, int]:

@@ -54,6 +54,11 @@ class Measured(NamedTuple):
     prompt: int
 
 
+def calls_text(m: ChatMessage) -> str:
+    """A message's tool calls as the model reads them (their names and arguments), to count them."""
+    return "".join(c.name + json.dumps(c.arguments) for c in m.tool_calls)
+
+
 def summary_message(summary: str) -> ChatMessage:
     return ChatMessage("user", f"{SUMMARY_HEADER}\n\n{summary}")
 
@@ -89,8 +94,7 @@ class ModelHistory:
 
     def _add(self, m: ChatMessage) -> None:
         self.messages.append(m)
-        calls = "".join(c.name + json.dumps(c.arguments) for c in m.tool_calls)
-        self.bounds.append(self.bounds[-1] + bound(m.text) + bound(calls) + PER_MESSAGE)
+        self.bounds.append(self.bounds[-1] + bound(m.text) + bound(calls_text(m)) + PER_MESSAGE)
 
     def condense(self, keep: int, summary: str) -> None:
         """The summary replaces every message but the last `keep` (context.condense)."""

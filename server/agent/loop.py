@@ -202,11 +202,9 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
 
     session = turn.session
     note = [ChatMessage("user", turn.summons.note)] if turn.summons.note else []
-    condensed = await context.room_for(session, task, turn.history_id, turn.agent, note, turn.conversation_id)
+    messages, condensed = await context.room_for(session, task, turn.history_id, turn.agent, note, turn.conversation_id)
     if condensed:  # the note stays where the turn began, or follows the summary that took its place
         turn.summons_at = max(1, turn.summons_at - condensed + 1)
-    history = session.histories.get(turn.history_id, turn.agent)
-    messages = await context.Fitted(history, context.window_of(task.model_config)).messages()
     if note:
         messages = [*messages[: turn.summons_at], *note, *messages[turn.summons_at :]]
     request = ModelRequest(system=task.prompt.text, messages=tuple(messages), tools=task.tool_schemas)
@@ -235,7 +233,7 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
     if visible:
         turn.said.append(visible)
         turn.publish(MessageUpdate, turn_id=turn.turn_id, role="assistant", text=visible)
-    room = await context.measured(session, task, history, request, note, reply.usage)
+    room = await context.measured(session, task, session.histories.get(turn.history_id, turn.agent), request, note, reply.usage)
     turn.publish(ContextUpdate, **room.model_dump())
     return calls
 

@@ -3,7 +3,8 @@
 // a custom mode's MCP servers and command rules; "Always allow" on a command's approval shows the
 // rule, then the diff of .modus/settings.json, writes it, and the same command is not asked again;
 // a workspace's `yolo: true` waits for the user's trust (the server's warning names the command),
-// "Modus: Trust Workspace Settings" applies it: the sidebar says yolo, a command runs unasked.
+// "Modus: Trust Workspace Settings" applies it: the sidebar says yolo, a command runs unasked;
+// the file edited again, the sidebar follows with no message sent.
 // Needs MODUS_CODE_SERVER_DIR (scripts/code-server.sh) and MODUS_VSIX; run by scripts/test.sh.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -121,6 +122,13 @@ describe('mode rules, always allow and trusted workspace settings in a real VS C
     const card = chat().locator('.card.tool[data-tool="execute_command"]', { hasText: 'echo unasked' });
     assert.equal(await card.locator('.status').first().textContent(), 'done');
     assert.equal(await card.locator('[data-approval]').count(), 0, 'not asked: yolo');
+    assert.deepEqual(wb.extensionErrors(), []);
+  });
+
+  step('the settings file edited again: the sidebar follows at once, no message sent (state_changed)', async () => {
+    const settings = JSON.parse(readFileSync(settingsFile(), 'utf8'));
+    writeFileSync(settingsFile(), JSON.stringify({ ...settings, yolo: false }, null, 2));
+    await chat().locator('#yolo').waitFor({ state: 'hidden' });
     assert.deepEqual(wb.extensionErrors(), []);
   });
 });
