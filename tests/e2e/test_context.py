@@ -217,6 +217,24 @@ async def test_a_failed_condensing_before_a_request_that_still_fits_lets_the_tur
     assert "first0" in str(server.requests[-1].body["messages"])  # sent as it was
 
 
+async def test_a_woken_agents_summons_note_follows_the_summary_when_its_turn_condenses(editor, workspace):
+    (workspace / "architect.yaml").write_text("turns:\n  - text: '@coder over to you.'\n", encoding="utf-8")
+    with FakeOpenAI() as server:
+        server.add(Reply("The user pasted a long list."), Reply("On it.", usage=usage(6_000)))
+        coder = {"provider": "openai", "baseUrl": server.url, "model": "local-model", "contextWindow": WINDOW}
+        await editor.start({"agents": [
+            {"name": "architect", "model": {"provider": "scripted", "script": "architect.yaml"}},
+            {"name": "coder", "model": coder},
+        ]})
+        await editor.request(methods.CHAT_SEND, {"text": "@architect " + words("item", 1800)})
+        await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 2)
+        summary_request, request = (r.body["messages"] for r in server.requests)
+    assert "item0" in summary_request[1]["content"]  # the coder's own view, condensed before its first request
+    assert request[1]["content"].startswith(SUMMARY_HEADER) and "item0" not in str(request)
+    assert request[-2]["content"] == "[architect said]\n@coder over to you."
+    assert request[-1]["content"] == "[architect mentioned you in its words quoted above; this turn is your answer.]"
+
+
 async def test_condense_refuses_what_it_cannot_do(editor, workspace):
     await editor.start(scripted(workspace, {"text": "hi"}, {"text": "The user said hello."}))
     with pytest.raises(JsonRpcException, match="conversationId: unknown conversation: conv-nope"):
