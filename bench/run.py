@@ -36,6 +36,10 @@ from typing import Callable
 
 import jsonrpcclient
 
+#: The servers' user state ($XDG_STATE_HOME/modus: the approvals given, the checkpoints) is this run's own.
+_USER_STATE = tempfile.TemporaryDirectory(prefix="modus-bench-state-")
+os.environ["XDG_STATE_HOME"] = _USER_STATE.name
+
 HERE = Path(__file__).resolve().parent
 BARE = [sys.executable, str(HERE / "bare_server.py")]
 MODUS = [sys.executable, "-m", "server"]

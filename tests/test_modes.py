@@ -267,3 +267,16 @@ def test_the_global_modes_file_is_where_platformdirs_puts_it(monkeypatch, config
     else:
         monkeypatch.setenv("XDG_CONFIG_HOME", config_home)
     assert global_modes_path() == Path(platformdirs.user_config_dir("modus", appauthor=False)) / "modes.yaml"
+
+
+@pytest.mark.parametrize("state_home", [None, "", "/tmp/elsewhere"])
+def test_the_user_state_folder_is_where_platformdirs_puts_it(monkeypatch, state_home):
+    import platformdirs
+
+    from server.userdirs import state_dir
+
+    if state_home is None:
+        monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_STATE_HOME", state_home)
+    assert state_dir() == Path(platformdirs.user_state_dir("modus", appauthor=False))

@@ -40,6 +40,11 @@ fi
 
 code_server_dir=$(scripts/code-server.sh)
 
+# the servers' user state ($XDG_STATE_HOME/modus: approvals given, checkpoints) is this run's own
+XDG_STATE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/modus-test-state-XXXXXX")
+export XDG_STATE_HOME
+trap 'rm -rf "$XDG_STATE_HOME"' EXIT
+
 npm test
 vsix="${TMPDIR:-/tmp}/modus-test.vsix"
 npx vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links --out "$vsix" >/dev/null

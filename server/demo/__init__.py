@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -166,14 +167,16 @@ class DemoEditor:
         await asyncio.wait_for(self.turn_done.wait(), 60)
 
 
-async def run(workspace: Path) -> int:
+async def run(workspace: Path, user_state: Path) -> int:
     shutil.copy(SCRIPT, workspace / "script.yaml")
     # the repository's MCP server (asked for once): the demo's bundled docs lookup
     (workspace / ".modus").mkdir()
     docs = {"command": sys.executable, "args": ["-m", "server.demo.docs_server"]}
     (workspace / ".modus" / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": docs}}))
     editor = DemoEditor(workspace)
-    await editor.client.start_io(sys.executable, "-m", "server", cwd=str(workspace))
+    # the user's state (the approvals given, the checkpoints) of the demo's own: nothing is left behind
+    env = {**os.environ, "XDG_STATE_HOME": str(user_state)}
+    await editor.client.start_io(sys.executable, "-m", "server", cwd=str(workspace), env=env)
     caps = lsp.ClientCapabilities(
         workspace=lsp.WorkspaceClientCapabilities(
             apply_edit=True,
@@ -272,5 +275,5 @@ def verdict(ok: bool) -> int:
 
 def main() -> int:
     print("Modus demo: a scripted agent, the real server over stdio, a temporary workspace.\n")
-    with tempfile.TemporaryDirectory(prefix="modus-demo-") as tmp:
-        return asyncio.run(run(Path(tmp)))
+    with tempfile.TemporaryDirectory(prefix="modus-demo-") as tmp, tempfile.TemporaryDirectory(prefix="modus-demo-state-") as state:
+        return asyncio.run(run(Path(tmp), Path(state)))

@@ -20,6 +20,7 @@ from typing import Any, AsyncIterator, Iterator, Protocol
 
 from pygls.io_ import WebSocketWriter
 
+from ..userdirs import state_dir
 from .run import _run, attend
 from .server import ModusServer
 from .transport import MAX_BODY, Frames, decode, encode, error, read_messages, valid_id
@@ -54,9 +55,7 @@ class Token:
 
 
 def token_path(transport: str, port: int) -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_state_dir("modus")) / f"{transport}-{port}.token"
+    return state_dir() / f"{transport}-{port}.token"
 
 
 @contextmanager

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Callable, NamedTuple
 
+from ..userdirs import config_dir
 from ..untrusted import Refused, Signature, off_loop, read_text, signature
 from .model import BUILTIN_MODES, DEFAULT_MODE, Diagnostic, LoadResult, Mode
 
@@ -30,13 +30,8 @@ log = logging.getLogger(__name__)
 
 def global_modes_path() -> Path:
     """`$XDG_CONFIG_HOME/modus/modes.yaml` (`~/.config/...`); elsewhere than Linux, the
-    platform's configuration folder. (platformdirs costs a few ms of start-up: not on Linux.)"""
-    if sys.platform.startswith("linux"):
-        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return Path(base) / "modus" / "modes.yaml"
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("modus", appauthor=False)) / "modes.yaml"
+    platform's configuration folder."""
+    return config_dir() / "modes.yaml"
 
 
 class ModeFile(NamedTuple):
