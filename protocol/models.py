@@ -78,6 +78,37 @@ class Input(Wire):
     client_sent: ClassVar[bool] = True
 
 
+#: Marks a setting that decides what runs or where requests go: a model's endpoint or the
+#: variable its key is read from, what runs without asking (yolo, auto-approval), what starts by
+#: itself (MCP servers at launch), where state is written. Such a setting from a workspace's file
+#: (a cloned repository's) applies only once the user trusted it: server/settings.py finds them
+#: in the validated settings, whatever spelling set them. A new setting of that kind gets this
+#: mark here, and the trust follows (`json_schema_extra=DECIDES`; it shows in the JSON Schema).
+DECIDES: dict[str, Any] = {"decidesWhatRuns": True}
+
+
+def decisive(model: BaseModel) -> list[tuple[str, ...]]:
+    """Where in `model` (as validated) a setting marked `DECIDES` is set: each as its path of
+    camelCase keys (list items by index), in the order of the fields."""
+    found: list[tuple[str, ...]] = []
+    for name, field in type(model).model_fields.items():
+        if name not in model.model_fields_set:
+            continue
+        key = field.alias or name
+        if isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get("decidesWhatRuns"):
+            found.append((key,))
+        else:
+            found += [(key, *path) for path in _decisive_in(getattr(model, name))]
+    return found
+
+
+def _decisive_in(value: Any) -> list[tuple[str, ...]]:
+    if isinstance(value, BaseModel):
+        return decisive(value)
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [(str(k), *path) for k, v in items for path in _decisive_in(v)]
+
+
 class Pricing(Input):
     """USD per million tokens."""
 
@@ -92,8 +123,10 @@ class Model(Input):
 
     provider: Literal["scripted", "anthropic", "openai"] = "scripted"
     model: Opt[str] = None
-    base_url: Opt[str] = None
-    api_key_env: Opt[str] = Field(default=None, description="Name of the environment variable holding the API key")
+    base_url: Opt[str] = Field(default=None, json_schema_extra=DECIDES)
+    api_key_env: Opt[str] = Field(
+        default=None, description="Name of the environment variable holding the API key", json_schema_extra=DECIDES
+    )
     reasoning_effort: Opt[Literal["minimal", "low", "medium", "high"]] = None
     thinking_budget_tokens: Opt[int] = Field(default=None, ge=0)
     max_tokens: Opt[int] = Field(default=None, gt=0)
@@ -114,8 +147,8 @@ class ModeModels(Input):
 
     provider: Opt[Literal["scripted", "anthropic", "openai"]] = None
     model: Opt[str] = None
-    base_url: Opt[str] = None
-    api_key_env: Opt[str] = None
+    base_url: Opt[str] = Field(default=None, json_schema_extra=DECIDES)
+    api_key_env: Opt[str] = Field(default=None, json_schema_extra=DECIDES)
     reasoning_effort: Opt[Literal["minimal", "low", "medium", "high"]] = None
     thinking_budget_tokens: Opt[int] = Field(default=None, ge=0)
     max_tokens: Opt[int] = Field(default=None, gt=0)
@@ -175,10 +208,10 @@ class Settings(Input):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     agents: list[AgentConfig] = Field(default_factory=lambda: [AgentConfig(name="modus")], min_length=1)
     members: list[Member] = Field(default_factory=list)
-    auto_approve: AutoApprove = Field(default_factory=AutoApprove)
-    yolo: bool = False
+    auto_approve: AutoApprove = Field(default_factory=AutoApprove, json_schema_extra=DECIDES)
+    yolo: bool = Field(default=False, json_schema_extra=DECIDES)
     mode_switch_delay_ms: int = Field(default=500, ge=0)
-    state_dir: Opt[str] = None
+    state_dir: Opt[str] = Field(default=None, json_schema_extra=DECIDES)
     command_timeout_seconds: float = Field(default=120.0, gt=0)
     #: From sending a model request to its first streamed event (connecting and the headers included).
     model_first_byte_timeout_seconds: float = Field(default=120.0, gt=0)
@@ -196,7 +229,7 @@ class Settings(Input):
     #: model's context window
     condense_threshold: int = Field(default=80, ge=10, le=100)
     #: Start every MCP server when the session starts (by default each starts when first used).
-    mcp_start_at_launch: bool = False
+    mcp_start_at_launch: bool = Field(default=False, json_schema_extra=DECIDES)
 
 
 # ---------------------------------------------------------------- requests, client -> server

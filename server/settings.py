@@ -3,15 +3,18 @@ over the workspace's `.modus/settings.json` over the global `$XDG_CONFIG_HOME/mo
 over the defaults; objects merge key by key (PROTOCOL.md "Settings files").
 
 A bad key is reported naming its file (or `modus` for the client's) and the key, and left out;
-the rest applies. The files are read again when they change.
+the rest applies. The files are read again when they change. Each file's keys are validated and
+kept in their one canonical spelling (camelCase), so `base_url` and `baseUrl` are one setting.
 
-The workspace's file comes with the repository, so it is untrusted: what would loosen the
-user's control or send their keys elsewhere (`yolo`, `autoApprove`, `stateDir`, a model's or an
-agent's `baseUrl`/`apiKeyEnv`) applies only once the user trusted that content ("Modus: Trust
-Workspace Settings", `modus.trustWorkspaceSettings`). The trust is kept beside the global
-settings, outside the workspace (a repository could ship a state folder), as a hash of those
-keys per workspace: when they change, they wait for the user again. Rules Modus writes itself
-on the user's "always allow" keep the file trusted.
+The workspace's file comes with the repository, so it is untrusted: a setting that decides what
+runs or where requests go (protocol's `DECIDES` mark: yolo, autoApprove, stateDir,
+mcpStartAtLaunch, a model's `baseUrl`/`apiKeyEnv`) applies only once the user trusted that
+content ("Modus: Trust Workspace Settings", `modus.trustWorkspaceSettings`). What waits is
+found on the validated settings, whatever spelling set it: each top-level key under which such
+a setting is set. The trust is kept beside the global settings, outside the workspace, as a hash
+of those keys per workspace: when they change, they wait for the user again. A rule Modus writes
+itself on the user's "always allow" keeps the file trusted only if it was trusted before the
+write (`trusted_text`): the agent's own edits of the file are never trusted along with it.
 """
 
 from __future__ import annotations
@@ -19,24 +22,21 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
 from protocol import Settings
+from protocol.models import decisive
 
 from .untrusted import Refused, Signature, read_text, signature
+from .userdirs import UserRecord
 
 log = logging.getLogger(__name__)
 
 #: A settings file larger than this is not read.
 MAX_FILE_BYTES = 256 * 1024
-#: Top-level keys of the workspace's file that wait for the user's trust.
-SENSITIVE_KEYS = ("yolo", "autoApprove", "stateDir")
-#: Keys that, anywhere under `models` or `agents`, make that whole key wait for trust.
-ENDPOINT_KEYS = ("baseUrl", "apiKeyEnv")
 
 
 def read_settings(data: Any, where: str = "modus") -> tuple[Settings, list[str]]:
@@ -69,6 +69,8 @@ def checked(data: Any, where: str, strict: bool = True) -> tuple[dict[str, Any],
 
 
 _KEYS = {f.alias or name for name, f in Settings.model_fields.items()}
+#: each spelling of a setting (camelCase, snake_case) → its canonical one
+_CANONICAL = {spelling: f.alias or name for name, f in Settings.model_fields.items() for spelling in (name, f.alias or name)}
 
 
 def merged(high: dict[str, Any], low: dict[str, Any]) -> dict[str, Any]:
@@ -80,21 +82,29 @@ def merged(high: dict[str, Any], low: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def sensitive(data: dict[str, Any]) -> dict[str, Any]:
-    """The part of a workspace file that waits for the user's trust."""
-    out = {k: data[k] for k in SENSITIVE_KEYS if k in data}
-    for key in ("models", "agents"):
-        if key in data and _mentions(data[key], ENDPOINT_KEYS):
-            out[key] = data[key]
-    return out
+class Parsed(NamedTuple):
+    """A settings file's content: its valid keys (canonical spelling), the part of them that
+    decides what runs or where requests go, and a problem for each bad key."""
+
+    data: dict[str, Any]
+    waiting: dict[str, Any]
+    problems: list[str]
 
 
-def _mentions(value: Any, keys: tuple[str, ...]) -> bool:
-    if isinstance(value, dict):
-        return any(k in keys or _mentions(v, keys) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_mentions(v, keys) for v in value)
-    return False
+def parse(text: str | None, where: str) -> Parsed:
+    """A settings file's text, checked key by key (an empty or missing file is no settings)."""
+    if text is None or not text.strip():
+        return Parsed({}, {}, [])
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        return Parsed({}, {}, [f"{where}: not JSON: {exc}"])
+    good, problems = checked(raw, where)
+    settings = Settings.model_validate(good)  # each key is valid on its own, and none depends on another
+    data = settings.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    deciding = {path[0] for path in decisive(settings)}
+    waiting = {key: data.get(key) for key in (_CANONICAL[k] for k in good) if key in deciding}  # in the file's order
+    return Parsed(data, waiting, problems)
 
 
 def fingerprint(data: dict[str, Any]) -> str:
@@ -108,6 +118,8 @@ class SettingsFile:
         self.path = path
         self.inside = inside
         self.data: dict[str, Any] = {}
+        #: the part of `data` that decides what runs or where requests go
+        self.waiting: dict[str, Any] = {}
         self.problems: list[str] = []
         self._signature: Signature | None | bool = False  # False: never read
 
@@ -117,46 +129,28 @@ class SettingsFile:
     def load(self) -> None:
         """Read and check it (blocking): JSON, an object; a bad key is a problem naming it."""
         self._signature = signature(self.path)
-        self.data, self.problems = {}, []
         try:
             text = read_text(self.path, MAX_FILE_BYTES, inside=self.inside)
         except Refused as exc:
-            self.problems = [f"{self.path}: not read: {exc}"]
-            return
-        if text is None or not text.strip():
-            return
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            self.problems = [f"{self.path}: not JSON: {exc}"]
-            return
-        self.data, self.problems = checked(data, str(self.path))
+            text, refused = None, f"{self.path}: not read: {exc}"
+        else:
+            refused = None
+        self.data, self.waiting, self.problems = parse(text, str(self.path))
+        if refused:
+            self.problems = [refused]
 
 
 class Trust:
     """Which content of each workspace's settings file the user trusted (a JSON file of the user's)."""
 
     def __init__(self, path: Path):
-        self.path = path
+        self.record = UserRecord(path)
 
-    def _all(self) -> dict[str, str]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+    def trusted(self, workspace: Path, waiting: dict[str, Any]) -> bool:
+        return self.record.load().get(str(workspace)) == fingerprint(waiting)
 
-    def trusted(self, workspace: Path, data: dict[str, Any]) -> bool:
-        return self._all().get(str(workspace)) == fingerprint(data)
-
-    def trust(self, workspace: Path, data: dict[str, Any]) -> None:
-        entries = self._all()
-        entries[str(workspace)] = fingerprint(data)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(entries, indent=2, sort_keys=True), encoding="utf-8")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+    def trust(self, workspace: Path, waiting: dict[str, Any]) -> None:
+        self.record.update(lambda entries: entries.__setitem__(str(workspace), fingerprint(waiting)))
 
 
 class LayeredSettings:
@@ -181,8 +175,7 @@ class LayeredSettings:
 
     def effective(self, client: Settings) -> Settings:
         """The settings in effect: the keys the client set over the files over the defaults."""
-        ours = self.workspace_file.data
-        waiting = sensitive(ours)
+        ours, waiting = self.workspace_file.data, self.workspace_file.waiting
         self.untrusted = waiting if waiting and not self.trust.trusted(self.workspace, waiting) else {}
         workspace = {k: v for k, v in ours.items() if k not in self.untrusted}
         data = merged(client.model_dump(mode="json", by_alias=True, exclude_unset=True), merged(workspace, self.global_file.data))
@@ -198,8 +191,20 @@ class LayeredSettings:
 
     def trust_workspace(self) -> bool:
         """The user trusts the workspace file's content as it is; False when nothing waited."""
-        waiting = sensitive(self.workspace_file.data)
+        waiting = self.workspace_file.waiting
         if not waiting:
             return False
         self.trust.trust(self.workspace, waiting)
         return True
+
+    def trusted_text(self, text: str | None) -> bool:
+        """Whether this content of the workspace's file applies whole: nothing in it decides what
+        runs, or the user trusted what does (as it is in this very text)."""
+        waiting = parse(text, "").waiting
+        return not waiting or self.trust.trusted(self.workspace, waiting)
+
+    def trust_text(self, text: str) -> None:
+        """The user trusts this content of the workspace's file (a rule they approved, written)."""
+        waiting = parse(text, "").waiting
+        if waiting:
+            self.trust.trust(self.workspace, waiting)

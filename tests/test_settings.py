@@ -107,3 +107,82 @@ async def test_a_changed_file_applies_without_a_restart(tmp_path):
         await session.refresh()
         assert session.settings.max_retries == 0 and session.list_agents().members[0].handle == "sam"
     session.close()
+
+
+# ---------------------------------------------------------------- what decides what runs (issue 19)
+
+#: Every setting, reviewed: what does not decide what runs or where requests go. A new setting
+#: must be added here or marked DECIDES in protocol/models.py: the test below fails until it is.
+DECIDES_NOTHING = {
+    "models.default.provider", "models.default.model", "models.default.reasoningEffort", "models.default.thinkingBudgetTokens",
+    "models.default.maxTokens", "models.default.script", "models.default.contextWindow", "models.default.pricing.input",
+    "models.default.pricing.output", "models.default.pricing.cacheRead", "models.default.pricing.cacheWrite",
+    "models.modes.*.provider", "models.modes.*.model", "models.modes.*.reasoningEffort", "models.modes.*.thinkingBudgetTokens",
+    "models.modes.*.maxTokens", "models.modes.*.script", "models.modes.*.contextWindow", "models.modes.*.pricing.input",
+    "models.modes.*.pricing.output", "models.modes.*.pricing.cacheRead", "models.modes.*.pricing.cacheWrite",
+    "agents.*.name", "agents.*.topLevel", "agents.*.instructions", "agents.*.mode", "members.*.handle", "members.*.name",
+    "modeSwitchDelayMs", "commandTimeoutSeconds", "modelFirstByteTimeoutSeconds", "modelIdleTimeoutSeconds", "maxRetries",
+    "maxRetryWaitSeconds", "maxConsecutiveMistakes", "maxRequestsPerTurn", "checkpoints", "condenseThreshold",
+}
+DECIDES_WHAT_RUNS = {
+    "models.default.baseUrl", "models.default.apiKeyEnv", "models.modes.*.baseUrl", "models.modes.*.apiKeyEnv",
+    "autoApprove", "yolo", "stateDir", "mcpStartAtLaunch",
+}
+
+
+def _leaves(model: type, prefix: str = "") -> dict[str, bool]:
+    """Every setting's path (a model's fields as `default`, a list's or dict's items as `*`) → marked."""
+    import typing
+
+    from pydantic import BaseModel
+
+    out: dict[str, bool] = {}
+    for name, field in model.model_fields.items():
+        path = prefix + (field.alias or name)
+        marked = isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get("decidesWhatRuns")
+        inner = [a for a in typing.get_args(field.annotation) or (field.annotation,)]
+        inner = [t for a in inner for t in (typing.get_args(a) or (a,))]
+        models = [t for t in inner if isinstance(t, type) and issubclass(t, BaseModel)]
+        if marked or not models:
+            out[path] = bool(marked)
+            continue
+        for sub in models:
+            many = typing.get_origin(field.annotation) in (list, dict)
+            out |= _leaves(sub, path + (".*." if many else "."))
+    return out
+
+
+def test_untrusted_every_setting_is_declared_as_deciding_what_runs_or_not():
+    from protocol import Settings
+
+    leaves = _leaves(Settings)
+    # models.phases.* and agents.*.model are Models like models.default: one row for the Model's fields
+    folded = {p.replace("models.phases.plan.", "models.default.").replace("models.phases.act.", "models.default.")
+              .replace("models.modes.*.plan.", "models.default.").replace("models.modes.*.act.", "models.default.")
+              .replace("agents.*.model.", "models.default."): m for p, m in leaves.items()}
+    assert {p for p, marked in folded.items() if marked} == DECIDES_WHAT_RUNS
+    assert {p for p, marked in folded.items() if not marked} == DECIDES_NOTHING
+
+
+def test_untrusted_what_waits_is_found_on_the_validated_settings_whatever_the_spelling():
+    from server.settings import parse
+
+    camel = parse(json.dumps({"models": {"default": {"provider": "openai", "baseUrl": "http://x", "apiKeyEnv": "K"}}, "maxRetries": 1}), "f")
+    snake = parse(json.dumps({"models": {"default": {"provider": "openai", "base_url": "http://x", "api_key_env": "K"}}, "maxRetries": 1}), "f")
+    assert camel == snake
+    assert camel.waiting == {"models": {"default": {"provider": "openai", "baseUrl": "http://x", "apiKeyEnv": "K"}}}
+    assert camel.data["maxRetries"] == 1 and camel.problems == []
+    nested = parse(json.dumps({"agents": [{"name": "a", "model": {"base_url": "http://x"}}], "mcpStartAtLaunch": False}), "f")
+    assert list(nested.waiting) == ["agents", "mcpStartAtLaunch"]  # even false: the repository does not decide it
+    assert parse(json.dumps({"models": {"default": {"provider": "openai", "model": "m"}}}), "f").waiting == {}
+
+
+def test_untrusted_a_rule_written_keeps_trust_only_for_content_trusted_before(tmp_path):
+    from server.settings import LayeredSettings
+
+    layers = LayeredSettings(tmp_path, tmp_path / "config")
+    rule = json.dumps({"autoApprove": {"modes": {"code": {"edit": True}}}})
+    assert layers.trusted_text(json.dumps({"maxRetries": 2}))  # nothing in it decides what runs
+    assert not layers.trusted_text(json.dumps({"yolo": True}))  # written by someone: not trusted
+    layers.trust_text(rule)
+    assert layers.trusted_text(rule) and not layers.trusted_text(json.dumps({"yolo": True, **json.loads(rule)}))

@@ -10,9 +10,10 @@
 
 It is untrusted input (a cloned repository): read with `server.untrusted` (a regular file inside
 the workspace, bounded in size, off the event loop) and checked entry by entry; a bad entry is a
-diagnostic where it goes wrong and is skipped, the others load. A model given here may not
-choose where requests go or which key they carry (`baseUrl`, `apiKeyEnv`: a repository could
-send your key anywhere) and its `script` must be a relative path inside the workspace; those
+diagnostic where it goes wrong and is skipped, the others load. An agent given here may not set
+what decides where requests go or which key they carry (a model's `baseUrl`, `apiKeyEnv`, in any
+spelling: a repository could send your key anywhere; protocol's `DECIDES` mark, found on the
+validated entry) and its model's `script` must be a relative path inside the workspace; those
 belong in the settings.
 """
 
@@ -24,6 +25,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from protocol import AgentConfig
+from protocol.models import decisive
 
 from ..modes.model import Diagnostic
 from ..untrusted import Refused, Signature, read_text, signature
@@ -32,9 +34,6 @@ from ..untrusted import Refused, Signature, read_text, signature
 AGENTS_FILE = (".modus", "agents.yaml")
 #: A larger file is not read (a roster is a few hundred bytes).
 MAX_FILE_BYTES = 64 * 1024
-#: Model keys a workspace file may not set.
-SETTINGS_ONLY = {"baseUrl": "base_url", "apiKeyEnv": "api_key_env"}
-
 NAME_RULE = "a name can be mentioned only if it is made of letters, digits, '_' and '-'"
 
 
@@ -78,31 +77,41 @@ def _validate(data: Any) -> tuple[AgentConfig | None, list[tuple[tuple, str]]]:
     name = data.get("name")
     if isinstance(name, str) and not _mentionable(name):
         return None, [(("name",), f"name: {name!r}: {NAME_RULE}")]
-    problems = _model_problems(data.get("model"))
-    if problems:
-        return None, problems
     try:
-        return AgentConfig.model_validate(data), []
+        agent = AgentConfig.model_validate(data)
     except ValidationError as exc:
         out = []
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"]) or "agent"
             out.append((err["loc"] if err["type"] != "missing" else (), f"{where}: {err['msg'][:1].lower()}{err['msg'][1:]}"))
         return None, out
+    problems = [
+        (_as_written(data, path), f"{'.'.join(path)}: not allowed in the workspace's agents file (set it in the settings)")
+        for path in decisive(agent)
+    ] + _script_problems(data.get("model"))
+    return (None, problems) if problems else (agent, [])
 
 
 def _mentionable(name: str) -> bool:
     return bool(name) and all(c.isalnum() or c in "_-" for c in name)
 
 
-def _model_problems(model: Any) -> list[tuple[tuple, str]]:
+def _as_written(data: Any, path: tuple[str, ...]) -> tuple[str, ...]:
+    """A path of camelCase keys as the file spells it (`base_url` or `baseUrl`), for its line."""
+    from pydantic.alias_generators import to_snake
+
+    out: list[str] = []
+    for key in path:
+        key = key if not isinstance(data, dict) or key in data else to_snake(key)
+        out.append(key)
+        data = data.get(key) if isinstance(data, dict) else None
+    return tuple(out)
+
+
+def _script_problems(model: Any) -> list[tuple[tuple, str]]:
     if not isinstance(model, dict):
         return []
-    problems = [
-        (("model", key), f"model.{key}: not allowed in the workspace's agents file (set it in the settings)")
-        for key in SETTINGS_ONLY
-        if key in model
-    ]
+    problems = []
     script = model.get("script")
     if isinstance(script, str):
         path = PurePosixPath(script.replace("\\", "/"))
