@@ -277,7 +277,7 @@ def test_native_names_fit_every_provider():
     from server.mcp.hub import McpHub, Server
     from server.mcp.config import ConfigFile, ServerConfig
 
-    hub = McpHub(Path("/ws"), Path("/g/mcp.json"), MemoryHost(), None, lambda: None)
+    hub = McpHub(Path("/ws"), Path("/g/mcp.json"), MemoryHost(), lambda: None)
     file = ConfigFile(Path("/g/mcp.json"), "global")
     for name, tools in (("git hub", ["search.code", "x" * 80]), ("a", ["b__c"]), ("a__b", ["c"])):
         server = hub.servers[name] = Server(ServerConfig(name, file))

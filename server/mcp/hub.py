@@ -9,9 +9,11 @@ A server's life runs in the session's task group, so it stops with the session:
 
 "First use" is the first turn of a mode that may use the server (its tools go into that turn's
 prompt), or a call to it. A server a workspace file configures is a repository's: it starts
-only once the user approved it, and the approval (kept in the state store) is for its exact
-command line, environment, folder, or address: a changed entry asks again. Yolo does not skip
-this question: it approves the agent's calls, not what a cloned repository runs. A server that
+only once the user approved it, and the approval (kept in the user's state folder: approvals.py)
+is for its exact command line, environment, folder, or address, and for its `alwaysAllow`: a
+changed entry asks again, and its `alwaysAllow` lets tools run without asking only as approved.
+Yolo does not skip this question: it approves the agent's calls, not what a cloned repository
+runs. A server that
 dies is started again once; if it dies again before a call has gone through, it stays failed.
 Each change of state is published (`mcp_changed`) and makes the tasks rebuild their prompt.
 """
@@ -28,6 +30,7 @@ from anyio.abc import TaskGroup
 
 from ..errors import ToolError
 from ..untrusted import Refused, off_loop
+from .approvals import ServerApprovals
 from .config import ConfigFile, Loaded, ServerConfig, config_files, file_signatures, load_file, merge, parse_file
 from .results import resource_text, result_text
 
@@ -35,7 +38,6 @@ if TYPE_CHECKING:
     from protocol import McpServerInfo
 
     from ..host import Host
-    from ..state import StateStore
     from .connection import Connection
 
 log = logging.getLogger(__name__)
@@ -102,11 +104,14 @@ def _clean(part: str) -> str:
 
 
 class McpHub:
-    def __init__(self, workspace: Path, global_path: Path, host: "Host", store: "StateStore", on_change: Callable[[], None]):
+    def __init__(
+        self, workspace: Path, global_path: Path, host: "Host", on_change: Callable[[], None],
+        approvals: ServerApprovals | None = None,
+    ):
         self.workspace = workspace
         self.files: tuple[ConfigFile, ...] = config_files(workspace, global_path)
         self.host = host
-        self.store = store
+        self.approvals = approvals or ServerApprovals(workspace)
         self.on_change = on_change
         self.servers: dict[str, Server] = {}
         self.native: dict[str, tuple[str, str]] = {}
@@ -161,7 +166,7 @@ class McpHub:
         again: list[Server] = []
         for config in merge(loaded):
             old = before.pop(config.name, None)
-            if old is not None and _same(old.config, config):
+            if old is not None and self._keeps(old.config, config):
                 old.config = config  # alwaysAllow and timeout apply from the next call
                 after[config.name] = old
                 continue
@@ -329,20 +334,36 @@ class McpHub:
 
     # ------------------------------------------------------------ the user's consent
 
+    def _keeps(self, old: ServerConfig, new: ServerConfig) -> bool:
+        """Whether a server, its entry read again, goes on as it is: what runs is unchanged, and
+        so is its standing, and what the entry lets run without asking is as the user approved
+        it (a changed `alwaysAllow` of a workspace's server that is not approved: asked again)."""
+        return _same(old, new) and (old.always_allow == new.always_allow or self.approvals.approved(new))
+
+    def always_allowed(self, server: Server, tool: str) -> bool:
+        """Whether a tool of the server runs without asking: its entry's `alwaysAllow` names it,
+        and the user approved the entry with that list (a repository's) or wrote it (their own)."""
+        return tool in server.config.always_allow and self.approvals.approved(server.config)
+
+    def rule_written(self, name: str, file: Path, old_text: str | None, new_text: str) -> None:
+        """The user's "always allow" added a tool to the `alwaysAllow` of a server in a workspace
+        file: when the entry as it was is approved, so is it with the rule (else nothing is)."""
+        before = _entry(old_text or "", file, name)
+        after = _entry(new_text, file, name)
+        if before is not None and after is not None and self.approvals.approved(before):
+            self.approvals.approve(after)
+
     async def _allowed(self, server: Server) -> bool:
         """A workspace file's server starts once the user approved this very entry."""
         c = server.config
-        if c.trusted:
-            return True
-        key = f"mcp-approved:{c.name}"
-        if self.store.get_meta(key) == c.fingerprint():
+        if self.approvals.approved(c):
             return True
         if not server.denied:
             from protocol import ApprovalRequest
 
             answer = await self.host.request_approval(ApprovalRequest(kind="mcp_server", **self._question(c)))
             if answer.decision == "approve":
-                self.store.set_meta(**{key: c.fingerprint()})
+                self.approvals.approve(c)
                 return True
             server.denied = True
         self._set(server, "disabled", f"Not started: the user did not allow it ({c.file.path}). Run modus.mcp.restart to be asked again.")
@@ -488,6 +509,12 @@ class McpHub:
                     name = f"{name[: NATIVE_NAME_MAX - 9]}_{digest}"
                 native[name] = (s.config.name, tool)
         self.native = native
+
+
+def _entry(text: str, file: Path, name: str) -> ServerConfig | None:
+    """The entry of that name in a workspace file's text, when it is a good one."""
+    found = next((s for s in parse_file(text, ConfigFile(file, "workspace")).servers if s.name == name), None)
+    return found if found is not None and found.problem is None else None
 
 
 def _same(a: ServerConfig, b: ServerConfig) -> bool:

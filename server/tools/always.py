@@ -6,8 +6,10 @@ list of globs: a command line is approved when each of its simple commands match
 An approval of an edit, a command or an MCP tool may offer "always allow": approved with
 `always`, the rule is written to its file, the file's other keys kept (see `rule`). The user sees
 the file's diff and approves it before it is written. Written to the workspace's settings file,
-the file's trust (server/settings.py) follows, unless other keys of it were already waiting for
-the user's trust.
+the file's trust (server/settings.py) follows only when the file was trusted as it was read
+before the write; written to a workspace's MCP file, the server's approval follows only when the
+entry was approved as it was (server/mcp/approvals.py). The agent's own edits of those files are
+never trusted along with the user's rule.
 """
 
 from __future__ import annotations
@@ -147,11 +149,16 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
     )
     if answer.decision != "approve":
         return "The rule was not written: the user declined the change of the settings file."
-    was_trusted = not layers.untrusted
+    # What the user approved is the rule, not the rest of the file: trusted before, the file stays
+    # trusted with the rule; else (the agent may have written yolo into it) nothing more is trusted.
+    settings_file = found.file == layers.workspace_file.path
+    keeps_trust = settings_file and layers.trusted_text(old)
     write_atomically(change)
-    if found.file == layers.workspace_file.path:
+    if settings_file:
+        if keeps_trust:
+            layers.trust_text(new)
         layers.workspace_file.load()
-        if was_trusted:
-            layers.trust_workspace()
         ctx.session.update_settings()
+    elif spec.approval == "mcp" and inside:
+        ctx.session.mcp.rule_written(getattr(params, "server_name", ""), found.file, old, new)
     return f"Written to {target.rel}: {found.shown()}"

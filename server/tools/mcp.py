@@ -84,7 +84,7 @@ async def _use_mcp_tool(ctx: ToolContext, p: UseMcpToolParams, paths: list[Works
         run,
         title=f"Call '{p.tool_name}' of the MCP server '{p.server_name}'?",
         detail=detail,
-        preapproved=p.tool_name in server.config.always_allow,
+        preapproved=hub.always_allowed(server, p.tool_name),
     )
 
 
