@@ -40,6 +40,11 @@ class OutsideWorkspace(ToolFailure):
     pass
 
 
+class ProtectedPath(ToolFailure):
+    """An edit of what decides what runs behind the user's back: Modus's own state, a git
+    repository's internals."""
+
+
 class Denied(ToolFailure):
     """The user said no. Not a mistake of the model."""
 

@@ -6,7 +6,7 @@ import os
 from typing import NamedTuple
 from pathlib import Path, PurePosixPath
 
-from .errors import InvalidParams, OutsideWorkspace
+from .errors import InvalidParams, OutsideWorkspace, ProtectedPath
 
 
 class WorkspacePath(NamedTuple):
@@ -46,6 +46,25 @@ class Workspace:
         self.root = Path(os.path.realpath(root))
         self.name_max = _limit(self.root, "PC_NAME_MAX", 255)  # bytes in a file name
         self.path_max = _limit(self.root, "PC_PATH_MAX", 4096)  # bytes in a path, with its NUL
+        #: Folders of the workspace the edit tools never write (Modus's own state; see `editable`).
+        self.own: tuple[Path, ...] = ()
+
+    def editable(self, target: WorkspacePath) -> None:
+        """Refuses an edit of what would decide what runs without the user: Modus's own state (the
+        state folder: its database holds the conversations and what was approved) and the inside of
+        a git repository (`.git/config` and hooks run commands at the user's next `git`, or the
+        editor's). The user changes those themselves."""
+        if ".git" in PurePosixPath(target.rel).parts:
+            raise ProtectedPath(
+                f"Access to '{target.rel}' is denied: the inside of a git repository (its config, its hooks) "
+                "decides what git runs; the tools do not edit it. Ask the user to make this change."
+            )
+        for folder in self.own:
+            if target.path == folder or folder in target.path.parents:
+                raise ProtectedPath(
+                    f"Access to '{target.rel}' is denied: it is Modus's own state ({relative_inside(folder, self.root)}/); "
+                    "the tools do not edit it."
+                )
 
     def resolve(self, raw: str) -> WorkspacePath:
         """Where `raw` (relative to the root, or absolute) really points; refuses outside paths."""

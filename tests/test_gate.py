@@ -75,6 +75,12 @@ CASES = [
     ("code", "write_to_file", {"path": "../escape.py", "content": "x"}, "OutsideWorkspace", "~outside the workspace"),
     ("code", "list_files", {"path": "docs/elsewhere"}, "OutsideWorkspace", "~outside the workspace"),
     ("code", "execute_command", {"command": "true", "cwd": ".."}, "OutsideWorkspace", "~outside the workspace"),
+    # Modus's own state and a repository's internals: never edited by a tool, whatever the approvals
+    ("code", "write_to_file", {"path": ".modus/state/modus.sqlite3", "content": "x"}, "ProtectedPath", "Access to '.modus/state/modus.sqlite3' is denied: it is Modus's own state (.modus/state/); the tools do not edit it."),
+    ("code", "insert_content", {"path": "src/../.modus/state/x", "line": 0, "content": "x"}, "ProtectedPath", "~it is Modus's own state (.modus/state/)"),
+    ("code", "write_to_file", {"path": ".git/config", "content": "[core]\n\tfsmonitor = ./evil\n"}, "ProtectedPath", "~the inside of a git repository (its config, its hooks) decides what git runs"),
+    ("code", "write_to_file", {"path": "vendor/lib/.git/hooks/pre-commit", "content": "x"}, "ProtectedPath", "~the inside of a git repository"),
+    ("code", "write_to_file", {"path": ".modus/settings.json", "content": "{{}}"}, None, None),  # the settings: their trust decides
     # tool groups
     ("ask", "write_to_file", {"path": "docs/a.md", "content": "x"}, "ToolNotAllowed", 'Tool "write_to_file" is not allowed in ask mode.'),
     ("ask", "execute_command", {"command": "true"}, "ToolNotAllowed", 'Tool "execute_command" is not allowed in ask mode.'),

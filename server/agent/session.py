@@ -151,6 +151,7 @@ class Session:
         self.settings = self._effective_settings()
         self.modes = ModeRegistry(workspace.root, global_modes)
         self.state_dir = self._state_dir(self.settings)
+        workspace.own = (Path(os.path.realpath(self.state_dir)),)  # the edit tools never write it
         self.store: StateStore = Store(self.state_dir)
         if self.store.recovered is not None:
             host.show_message("warning", self.store.recovered.message())
@@ -545,7 +546,7 @@ class Session:
         if self._mcp is None:
             from ..mcp.hub import McpHub
 
-            self._mcp = McpHub(self.workspace.root, self._mcp_paths[-1], self.host, self.store, self._mcp_changed)
+            self._mcp = McpHub(self.workspace.root, self._mcp_paths[-1], self.host, self._mcp_changed)
             self._mcp.attach(self._tg)
         return self._mcp
 

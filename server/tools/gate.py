@@ -126,6 +126,8 @@ async def workspace_and_file_rules(run: GateRun) -> None:
     run.paths = [run.ctx.workspace.resolve(raw) for raw in run.params.paths()]
     if not run.spec.edits:
         return
+    for target in run.paths:
+        run.ctx.workspace.editable(target)
     mode = run.ctx.task.mode
     edit = mode.group("edit")
     if edit is None or edit.file_regex is None:
