@@ -243,6 +243,169 @@ def test_every_command_matches(line, globs, expected):
     assert every_command_matches(line, globs) is expected
 
 
+# ================================================================ split as /bin/sh splits
+
+#: What Python's str.strip(), split() and splitlines() take for a blank or a line break (and two
+#: invisible characters), and /bin/sh for a character of a word: its blanks are space and tab, its
+#: one line break "\n".
+NOT_BLANKS = [c for c in map(chr, range(0x3001)) if c.isspace() and c not in " \t\n"] + ["\u200b", "\ufeff"]
+#: Globs that approve every command the hostile lines show, but rm.
+SHOWN = ("echo *", "env *", "exec *")
+#: Programs sh may run where the parser sees none (an assignment, a file descriptor, exec's option):
+#: put on PATH by the test that runs the lines, each removes x.
+TRAPS = ("X+=1", "é=1", "٣", "-a", "-la")
+ENV_S = "env -S splits its string by rules of its own, which the checker does not read"
+EXEC = "bash and /bin/sh read exec's options differently"
+
+# the line, as the checker reads it: its simple commands, or a fragment of why it cannot be checked.
+# Each runs `rm x` (or a TRAP) in /bin/sh (dash) or bash: see the test that runs them.
+HOSTILE = [
+    # a character Python takes for a blank or a line break is a word's to sh: `#` there starts no comment
+    *[(f"{c}#; rm x", (f"{c}#", "rm x")) for c in NOT_BLANKS],
+    *[(f"echo a{c}#; rm x", (f"echo a{c}#", "rm x")) for c in ("\xa0", "\v", "\f", "\r", "\x1c", "\x85", "\u2028", "\u3000")],
+    ("echo ok\n\xa0# a comment?\nrm x", ("echo ok", "\xa0# a comment?", "rm x")),
+    # a bracket across a line break (a regex's `.` stops at it) is a pattern all the same: [<newline>r]m is rm
+    ('["\n"r]m x', "the name of the command '[\nr]m' is computed when it runs"),
+    # env -S: a command line split by env's rules (\\_, ${VAR}, #…), glued, separate, long, abbreviated, in a cluster
+    ("env -S'rm x'", ENV_S),
+    ("env -S 'rm x'", ENV_S),
+    ("env --split-string='rm x'", ENV_S),
+    ("env --split-string 'rm x'", ENV_S),
+    ("env --sp='rm x'", ENV_S),
+    ("env -iS'rm x'", ENV_S),
+    ("env -vS 'rm x'", ENV_S),
+    ("sh -c \"env -S'rm x'\"", ENV_S),
+    # env's options as getopt reads them: a value glued, or the next word after a cluster or an abbreviation
+    ("env -iu X rm x", ("env -iu X rm x", "rm x")),
+    ("env -vu X rm x", ("env -vu X rm x", "rm x")),
+    ("env -iC . rm x", ("env -iC . rm x", "rm x")),
+    ("env --un X rm x", ("env --un X rm x", "rm x")),
+    ("env --ch . rm x", ("env --ch . rm x", "rm x")),
+    # env's `-` (an empty environment), before and after --, and its NAME=VALUE: any word with a `=`
+    ("env - rm x", ("env - rm x", "rm x")),
+    ("env -i - rm x", ("env -i - rm x", "rm x")),
+    ("env -- - rm x", ("env -- - rm x", "rm x")),
+    ("env -- X=1 rm x", ("env -- X=1 rm x", "rm x")),
+    ("env a-b=1 rm x", ("env a-b=1 rm x", "rm x")),
+    ("env 1=2 rm x", ("env 1=2 rm x", "rm x")),
+    ("env =x rm x", ("env =x rm x", "rm x")),
+    ("env 'a b=1' rm x", ("env a b=1 rm x", "rm x")),
+    # what the parser takes for an assignment or a file descriptor, sh for a command's name
+    ("X+=1 echo hi", "'X+=1' is a command to /bin/sh, not an assignment"),
+    ("é=1 echo hi", "'é=1' is a command to /bin/sh, not an assignment"),
+    ("echo hi; ٣>out echo hi", "'٣' is a word to /bin/sh, not a file descriptor"),
+    # exec's options are bash's; dash runs a program named -a
+    ("exec -a NAME echo hi", EXEC),
+    ("exec -la NAME rm x", EXEC),
+]
+
+
+def _reading(line: str) -> tuple[str, ...] | str:
+    try:
+        return simple_commands(line)
+    except CannotCheck as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("line, reading", HOSTILE, ids=[repr(line)[:40] for line, _ in HOSTILE])
+def test_shell_split_a_command_sh_runs_is_never_hidden(line, reading):
+    if isinstance(reading, tuple):
+        assert simple_commands(line) == reading
+    else:
+        assert reading in _reading(line)
+    assert check_command(line, None, ["rm *"]) is not None  # deny wins, or the line cannot be checked
+    assert check_command(line, SHOWN, ["rm *"]) is not None
+    assert every_command_matches(line, SHOWN) is False  # never auto-approved
+
+
+@pytest.mark.parametrize("line", [line for line, _ in HOSTILE], ids=[repr(line)[:40] for line, _ in HOSTILE])
+def test_shell_split_the_hostile_lines_do_run_a_hidden_command(line, tmp_path):
+    """Each row is real: dash (/bin/sh on Debian), or bash where it differs, removes x."""
+    import os
+    import shutil
+    import subprocess
+
+    shells = [shell for shell in ("dash", "bash") if shutil.which(shell)]
+    if "dash" not in shells:
+        pytest.skip("the rows are dash's reading of the lines")
+    traps = tmp_path / "traps"
+    traps.mkdir()
+    for name in TRAPS:
+        (traps / name).write_text("#!/bin/sh\nrm -f x\n")
+        (traps / name).chmod(0o755)
+    removed_by = []
+    for shell in shells:
+        work = tmp_path / shell
+        work.mkdir()
+        (work / "x").touch()
+        (work / "rm").touch()  # for the pattern [<newline>r]m to match
+        path = f"{traps}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+        subprocess.run([shell, "-c", line], cwd=work, env={**os.environ, "PATH": path}, capture_output=True, timeout=10)
+        if not (work / "x").exists():
+            removed_by.append(shell)
+    assert removed_by
+
+
+# the line, its simple commands: lines the shell and the checker read alike, as before
+ORDINARY = [
+    # blanks and comments as sh reads them: space and tab, up to "\n"
+    (" #; rm x", ()),
+    ("\t# a comment\n  \n\t# another", ()),
+    ("echo a #; rm x", ("echo a",)),
+    ("echo a\t#\trm x", ("echo a",)),
+    ("# a comment\u2028rm x\xa0", ()),  # the comment runs to "\n"
+    ("# a comment\rrm x\nrm y", ("rm y",)),
+    ("echo a\rrm x", ("echo a\rrm x",)),  # a word's character
+    ("echo a\u2028rm x", ("echo a\u2028rm x",)),
+    ("git commit -m 'caf\xe9 na\xefve'", ("git commit -m caf\xe9 na\xefve",)),
+    ("X=1 _y2=2 echo hi", ("echo hi",)),
+    ("echo hi 2>/dev/null 1>&2", ("echo hi",)),
+    ("echo a\r\necho b\r\n", ("echo a\r", "echo b\r")),
+    # runners: the command after the options, values glued or not
+    ("env -uVAR rm x", ("env -uVAR rm x", "rm x")),
+    ("env -u VAR rm x", ("env -u VAR rm x", "rm x")),
+    ("env --unset=VAR rm x", ("env --unset=VAR rm x", "rm x")),
+    ("env --unset VAR rm x", ("env --unset VAR rm x", "rm x")),
+    ("env -C. rm x", ("env -C. rm x", "rm x")),
+    ("env --chdir=. rm x", ("env --chdir=. rm x", "rm x")),
+    ("env -i -- rm x", ("env -i -- rm x", "rm x")),
+    ("env -iuX rm x", ("env -iuX rm x", "rm x")),
+    ("env -u -- rm x", ("env -u -- rm x", "rm x")),  # -u's value is the next word, whatever it is
+    ("env -i FOO=1 BAR= rm x", ("env -i FOO=1 BAR= rm x", "rm x")),
+    ("env --block-signal rm x", ("env --block-signal rm x", "rm x")),  # its value is glued or none
+    ("env --ignore-signal=INT --debug rm x", ("env --ignore-signal=INT --debug rm x", "rm x")),
+    ("env -- -i rm x", ("env -- -i rm x", "-i rm x")),  # after --, a command named -i
+    ("env", ("env",)),
+    ("exec rm x", ("exec rm x", "rm x")),
+    ("command -p rm x", ("command -p rm x", "rm x")),
+    ("command -- rm x", ("command -- rm x", "rm x")),
+    ("nohup -- rm x", ("nohup -- rm x", "rm x")),
+    ("builtin rm x", ("builtin rm x", "rm x")),
+]
+
+
+@pytest.mark.parametrize("line, commands", ORDINARY, ids=[repr(line)[:40] for line, _ in ORDINARY])
+def test_shell_split_ordinary_lines_as_before(line, commands):
+    assert simple_commands(line) == commands
+
+
+# the line, a fragment of why it cannot be checked
+NOT_READ = [
+    ("rm x\x00", "it holds a NUL character"),
+    ("env -P /bin rm x", "env's option -P is not one the checker knows"),
+    ("env --i rm x", "env's option --i is not one the checker knows"),  # ambiguous: env fails
+    ("env --frobnicate rm x", "env's option --frobnicate is not one the checker knows"),
+    ("exec -- rm x", EXEC),
+]
+
+
+@pytest.mark.parametrize("line, reason", NOT_READ, ids=[repr(line)[:40] for line, _ in NOT_READ])
+def test_shell_split_what_is_not_read_is_refused(line, reason):
+    assert reason in _reading(line)
+    assert check_command(line, None, []) == Refusal(reason=_reading(line))
+    assert every_command_matches(line, ["*"]) is False
+
+
 # ================================================================ in the gate
 
 RULED_MODES = """customModes:

@@ -13,16 +13,25 @@ them; environment prefixes (`FOO=1 npm test` is `npm test`) and redirections (`2
 `> out.txt`, `<<< text`) are not words. Some commands run other commands, and both are checked:
 the string of `sh -c`/`bash -c` (and dash, zsh, ksh, mksh, ash), of `eval`, of a `trap` action
 and of an `alias` value is read as a command line of its own, and what follows `exec`,
-`command`, `builtin`, `nohup` and `env` (past their options) is a simple command too. So
+`command`, `builtin`, `nohup` and `env` (past their options, read as their own getopt reads them:
+`env -iu NAME cmd`, `env --un=NAME cmd`, `env - A-B=1 cmd`) is a simple command too. So
 `sh -c 'rm -rf build'` is the simple commands `sh -c rm -rf build` and `rm -rf build`.
+
+The line is split as /bin/sh splits it: its blanks are space and tab, its one line break "\\n".
+What Python's str methods also take for blanks or line breaks (a no-break space, \\v, \\f, \\r,
+\\x1c-\\x1f, \\x85, \\u2028…) is a character of a word to the shell, so `\\xa0#; rm x` is the
+commands `\\xa0#` and `rm x`, not a comment (bashlex agrees with the shell here).
 
 What cannot be checked is refused, with the reason: a syntax error; a line over MAX_LINE
 characters; what bashlex does not read (`case`, `select`, `coproc`, `time`, `[[ … ]]`,
 `$(( … ))`); a function definition; a command whose name is computed when it runs (`$CMD`,
 `$(which rm)`, `r?`, `{rm,-rf}`); a command inside `${ … }` or inside a here-document (the
-parser keeps those as text). And where bash and /bin/sh (which runs the command; dash on Debian)
-read a line differently, so the parts one sees are not those the other runs: `&>` (dash reads
-`&` then `>`), `$'…'` and `$"…"` quoting.
+parser keeps those as text); `env -S STRING`, which env splits into a command by rules of its own
+(`\\_`, `${VAR}`, `#`…), and an env option the checker does not know; a NUL character. And where
+bash or bashlex and /bin/sh (which runs the command; dash on Debian) read a line differently, so
+the parts one sees are not those the other runs: `&>` (dash reads `&` then `>`), `$'…'` and
+`$"…"` quoting, `exec`'s options (dash has none), `X+=1` or `é=1` before a command (a command to
+sh, an assignment to bashlex), a file descriptor written with other digits than 0-9 (`٣>f`).
 
 A glob is matched against a whole simple command: `*` matches any text, spaces and `/` included;
 `\\*` is a star itself and `\\\\` a backslash; every other character stands for itself (`?`,
@@ -51,14 +60,34 @@ MAX_DEPTH = 4
 #: Shells whose `-c STRING` is a command line of its own.
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
 
-#: Commands that run the rest of their words as a command: each with its options that take a value.
-RUNNERS: dict[str, frozenset[str]] = {
-    "exec": frozenset({"-a"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "nohup": frozenset(),
-    "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
+#: Commands that run the rest of their words as a command, past their options (see _runs).
+RUNNERS = frozenset({"exec", "command", "builtin", "nohup", "env"})
+
+#: The shell's blanks; its one line break is "\n". str.strip(), split() and splitlines() know many
+#: more (a no-break space, \v, \f, \r, \x1c…): to the shell, characters of a word.
+BLANKS = " \t"
+
+#: GNU env's short options, and which take a value (the rest of the word, else the next word).
+_ENV_FLAGS = frozenset("i0v")
+_ENV_WITH_VALUE = frozenset("uCaS")
+#: GNU env's long options: whether a value follows (required: `=value` or the next word; optional:
+#: `=value` only; none). getopt takes any unambiguous abbreviation (`--un` is `--unset`).
+_ENV_LONG = {
+    "ignore-environment": "none",
+    "null": "none",
+    "unset": "required",
+    "chdir": "required",
+    "argv0": "required",  # coreutils 9.5 and later
+    "split-string": "required",
+    "block-signal": "optional",
+    "default-signal": "optional",
+    "ignore-signal": "optional",
+    "list-signal-handling": "none",
+    "debug": "none",
+    "help": "none",
+    "version": "none",
 }
+_ENV_S = "env -S splits its string by rules of its own, which the checker does not read"
 
 #: bashlex's names of what it does not read, as a user writes them.
 _NOT_READ = {
@@ -76,9 +105,14 @@ _NOT_READ = {
     "arithmetic substitution": "$[ … ]",
 }
 
+#: An assignment as the shell reads one: an ASCII name, then `=` (sh has no `+=`).
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-#: A command name the shell would still expand: a glob or a brace expansion.
-_PATTERN_NAME = re.compile(r"[*?]|\[.*\]|\{.*(,|\.\.).*\}")
+#: A command name the shell would still expand: a glob or a brace expansion (a quoted newline
+#: inside `[ ]` too: hence DOTALL).
+_PATTERN_NAME = re.compile(r"[*?]|\[.*\]|\{.*(,|\.\.).*\}", re.DOTALL)
+#: Digits as bashlex reads a file descriptor: any Unicode digit.
+_DIGITS = re.compile(r"\d+")
+_DIGITS_AT_END = re.compile(r"\d+$")
 
 
 class CannotCheck(Exception):
@@ -114,8 +148,10 @@ def _read(line: str, depth: int) -> list[str]:
         raise CannotCheck(f"it is {len(line):,} characters long; at most {MAX_LINE:,} are read")
     if depth > MAX_DEPTH:
         raise CannotCheck(f"it runs command lines inside command lines more than {MAX_DEPTH} deep")
-    if all(not text.strip() or text.lstrip().startswith("#") for text in line.splitlines()):
-        return []  # blanks and comments (which bashlex fails on)
+    if "\0" in line:  # never reaches the shell whole: a C string ends there
+        raise CannotCheck("it holds a NUL character, where the shell's copy of it would end")
+    if all(not text.strip(BLANKS) or text.lstrip(BLANKS).startswith("#") for text in line.split("\n")):
+        return []  # blanks and comments, as the shell reads them (bashlex fails on these)
     import bashlex  # here, not at the top: reading its grammar takes ~0.1 s, paid by the first check only
 
     try:
@@ -181,6 +217,10 @@ class _Reader:
             raise CannotCheck(f"the parser returned a part the checker does not know ({kind})")
 
     def command(self, node: Any) -> None:
+        for part in node.parts:
+            if part.kind == "assignment" and not _ASSIGNMENT.match(self.source, part.pos[0]):
+                word = self.source[part.pos[0] : part.pos[1]]  # bashlex takes a name of any letters, and +=
+                raise CannotCheck(f"'{word}' is a command to /bin/sh, not an assignment (its names are A-Z, a-z, 0-9 and _)")
         words = [part for part in node.parts if part.kind == "word"]  # not the prefixes, not the redirections
         if words:
             self.simple(words)
@@ -214,7 +254,7 @@ class _Reader:
                 if "=" in arg:
                     self.commands += _read(arg.split("=", 1)[1], self.depth + 1)
         elif program in RUNNERS:
-            rest = _past_options(args, RUNNERS[program], assignments=program == "env")
+            rest = _runs(program, args)
             if rest:
                 self.simple(words[len(words) - len(rest) :])
 
@@ -271,6 +311,11 @@ class _Reader:
             raise CannotCheck(
                 f"bash and /bin/sh read '{node.type}' differently (sh: '&' then '>'): write '> file 2>&1'"
             )
+        start, end = node.pos  # a file descriptor: bashlex takes any Unicode digit (٣) for one, sh 0-9 only
+        if isinstance(getattr(node, "input", None), int):  # `2>`
+            _ascii_digits(_DIGITS.match(self.source, start))
+        if isinstance(node.output, int):  # `>&2`
+            _ascii_digits(_DIGITS_AT_END.search(self.source, start, end))
         if hasattr(node.output, "kind"):  # a word; else a file descriptor (`2>&1`) or `-` (`>&-`)
             self.visit(node.output)
         if getattr(node, "heredoc", None) is not None:
@@ -282,20 +327,72 @@ def _read_differently(quote: str) -> CannotCheck:
     return CannotCheck(f"bash and /bin/sh read ${quote}…{quote} quoting differently: quote with '…' or \"…\"")
 
 
-def _past_options(args: list[str], with_value: frozenset[str], assignments: bool) -> list[str]:
-    """The command a runner runs: its words after the runner's options (and, for env, NAME=value)."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
+def _ascii_digits(fd: re.Match[str] | None) -> None:
+    if fd is None:  # not where bashlex said: the checker cannot tell what the shell reads
+        raise CannotCheck("the parser placed a file descriptor where there is none")
+    if not fd.group().isascii():
+        raise CannotCheck(f"'{fd.group()}' is a word to /bin/sh, not a file descriptor (its digits are 0-9)")
+
+
+def _runs(program: str, args: list[str]) -> list[str]:
+    """The command a runner runs: its words after its options. Only env has options that take a
+    value (see _env_command). exec's options are bash's (`exec -a NAME cmd`); dash has none and
+    runs a program named -a: refused."""
+    if program == "env":
+        return _env_command(args)
+    if program == "exec" and args and args[0].startswith("-") and args[0] != "-":
+        raise CannotCheck(f"bash and /bin/sh read exec's options differently (sh runs a program '{args[0]}')")
+    for i, arg in enumerate(args):
         if arg == "--":
             return args[i + 1 :]
-        if arg in with_value:
-            i += 2
-        elif (arg.startswith("-") and arg != "-") or (assignments and _ASSIGNMENT.match(arg)):
-            i += 1
-        else:
+        if not arg.startswith("-") or arg == "-":
+            return args[i:]
+    return []
+
+
+def _env_command(args: list[str]) -> list[str]:
+    """The command GNU env runs, its options read as its getopt reads them: a value glued
+    (`-uNAME`, `--unset=NAME`) or the next word (`-u NAME`, `-iu NAME`, `--un NAME`); then a `-`
+    (an empty environment) and its NAME=VALUE words: any word with a `=` in it.
+    -S/--split-string is refused: env splits its string into a command by rules of its own."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
+        arg = args[i]
+        i += 1
+        if arg == "--":
             break
+        if arg.startswith("--"):
+            name, eq, _ = arg[2:].partition("=")
+            option = _env_long(name)
+            if option == "split-string":
+                raise CannotCheck(_ENV_S)
+            if _ENV_LONG[option] == "required" and not eq:
+                i += 1  # its value is the next word
+            continue
+        for after, letter in enumerate(arg[1:], start=2):  # a cluster: -iu NAME, -iuNAME
+            if letter in _ENV_WITH_VALUE:
+                if letter == "S":
+                    raise CannotCheck(_ENV_S)
+                if after == len(arg):  # else the rest of the word is the value
+                    i += 1
+                break
+            if letter not in _ENV_FLAGS:
+                raise CannotCheck(f"env's option -{letter} is not one the checker knows")
+    if i < len(args) and args[i] == "-":
+        i += 1
+    while i < len(args) and "=" in args[i]:
+        i += 1
     return args[i:]
+
+
+def _env_long(name: str) -> str:
+    """env's long option that `--name` stands for: itself, or the one option it abbreviates."""
+    if name in _ENV_LONG:
+        return name
+    found = [option for option in _ENV_LONG if option.startswith(name)]
+    if len(found) != 1:  # none, or ambiguous: env fails, but another env may know it
+        raise CannotCheck(f"env's option --{name} is not one the checker knows")
+    return found[0]
 
 
 def _shell_script(args: list[str]) -> str | None:

@@ -67,3 +67,46 @@ async def test_a_built_in_mode_has_no_rules(editor, workspace: Path):
     assert ended["outcome"] == "completed"
     assert [a["params"]["command"] for a in editor.approvals] == ["rm -rf build; f() { :; }"]
     assert not (workspace / "build").exists()
+
+
+GUARDED = """customModes:
+  - slug: guarded
+    name: Guarded
+    roleDefinition: You run the checks.
+    groups:
+      - read
+      - [command, {allow: ["echo *", "env *"], deny: ["rm *"]}]
+"""
+
+
+async def test_shell_split_a_command_hidden_from_the_checker_is_refused_not_auto_approved(editor, workspace: Path):
+    """A no-break space before `#` is a word's character to /bin/sh, not a blank, so no comment
+    starts there; env -S splits its string by rules of its own. Both once ran `rm x` in a mode
+    that denies `rm *`, auto-approved or asked. (`env *` lets env's command reach the checker.)"""
+    (workspace / ".modus").mkdir()
+    (workspace / ".modus" / "modes.yaml").write_text(GUARDED)
+    (workspace / "x").write_text("keep me\n")
+    turns = [run("\xa0#; rm x"), run("env -S'rm x'"), run("env -u X echo checked"), {"text": "Done."}]
+    auto = {"autoApprove": {"modes": {"guarded": {"command": ["echo *", "env *"]}}}}
+    await editor.start({**script(workspace, *turns), **auto, "maxConsecutiveMistakes": 5})
+    await editor.request(methods.MODES_SWITCH, {"slug": "guarded"})
+    ended = await editor.chat("run the checks")
+
+    assert ended["outcome"] == "completed"
+    assert (workspace / "x").read_text() == "keep me\n"
+    done = [u for u in editor.of_kind("tool_call") if u["status"] in ("completed", "failed")]
+    assert [(u["params"]["command"], u["status"]) for u in done] == [
+        ("\xa0#; rm x", "failed"),
+        ("env -S'rm x'", "failed"),
+        ("env -u X echo checked", "completed"),
+    ]
+    assert [(u["error"]["type"], u["error"]["message"]) for u in done[:2]] == [
+        ("ToolNotAllowed", "Command refused by mode 'guarded': 'rm x' matches deny rule 'rm *'."),
+        (
+            "ToolNotAllowed",
+            "Command refused by mode 'guarded': cannot check the command line (env -S splits its string by rules of "
+            "its own, which the checker does not read); only commands that can be checked may run.",
+        ),
+    ]
+    assert done[2]["result"].endswith("checked")
+    assert editor.approvals == []  # the refused lines asked nothing; the covered one was auto-approved
