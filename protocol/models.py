@@ -78,13 +78,17 @@ class Input(Wire):
     client_sent: ClassVar[bool] = True
 
 
+class _Decides:
+    """Marker: the setting decides what runs or where requests go."""
+
+
 #: Marks a setting that decides what runs or where requests go: a model's endpoint or the
 #: variable its key is read from, what runs without asking (yolo, auto-approval), what starts by
 #: itself (MCP servers at launch), where state is written. Such a setting from a workspace's file
 #: (a cloned repository's) applies only once the user trusted it: server/settings.py finds them
-#: in the validated settings, whatever spelling set them. A new setting of that kind gets this
-#: mark here, and the trust follows (`json_schema_extra=DECIDES`; it shows in the JSON Schema).
-DECIDES: dict[str, Any] = {"decidesWhatRuns": True}
+#: in the validated settings (`decisive`), whatever spelling set them. A new setting of that kind
+#: is declared `Annotated[T, DECIDES]` here, and the trust follows.
+DECIDES = _Decides()
 
 
 def decisive(model: BaseModel) -> list[tuple[str, ...]]:
@@ -95,7 +99,7 @@ def decisive(model: BaseModel) -> list[tuple[str, ...]]:
         if name not in model.model_fields_set:
             continue
         key = field.alias or name
-        if isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get("decidesWhatRuns"):
+        if any(m is DECIDES for m in field.metadata):
             found.append((key,))
         else:
             found += [(key, *path) for path in _decisive_in(getattr(model, name))]
@@ -123,10 +127,8 @@ class Model(Input):
 
     provider: Literal["scripted", "anthropic", "openai"] = "scripted"
     model: Opt[str] = None
-    base_url: Opt[str] = Field(default=None, json_schema_extra=DECIDES)
-    api_key_env: Opt[str] = Field(
-        default=None, description="Name of the environment variable holding the API key", json_schema_extra=DECIDES
-    )
+    base_url: Annotated[Opt[str], DECIDES] = None
+    api_key_env: Annotated[Opt[str], DECIDES] = Field(default=None, description="Name of the environment variable holding the API key")
     reasoning_effort: Opt[Literal["minimal", "low", "medium", "high"]] = None
     thinking_budget_tokens: Opt[int] = Field(default=None, ge=0)
     max_tokens: Opt[int] = Field(default=None, gt=0)
@@ -147,8 +149,8 @@ class ModeModels(Input):
 
     provider: Opt[Literal["scripted", "anthropic", "openai"]] = None
     model: Opt[str] = None
-    base_url: Opt[str] = Field(default=None, json_schema_extra=DECIDES)
-    api_key_env: Opt[str] = Field(default=None, json_schema_extra=DECIDES)
+    base_url: Annotated[Opt[str], DECIDES] = None
+    api_key_env: Annotated[Opt[str], DECIDES] = None
     reasoning_effort: Opt[Literal["minimal", "low", "medium", "high"]] = None
     thinking_budget_tokens: Opt[int] = Field(default=None, ge=0)
     max_tokens: Opt[int] = Field(default=None, gt=0)
@@ -208,10 +210,10 @@ class Settings(Input):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     agents: list[AgentConfig] = Field(default_factory=lambda: [AgentConfig(name="modus")], min_length=1)
     members: list[Member] = Field(default_factory=list)
-    auto_approve: AutoApprove = Field(default_factory=AutoApprove, json_schema_extra=DECIDES)
-    yolo: bool = Field(default=False, json_schema_extra=DECIDES)
+    auto_approve: Annotated[AutoApprove, DECIDES] = Field(default_factory=AutoApprove)
+    yolo: Annotated[bool, DECIDES] = False
     mode_switch_delay_ms: int = Field(default=500, ge=0)
-    state_dir: Opt[str] = Field(default=None, json_schema_extra=DECIDES)
+    state_dir: Annotated[Opt[str], DECIDES] = None
     command_timeout_seconds: float = Field(default=120.0, gt=0)
     #: From sending a model request to its first streamed event (connecting and the headers included).
     model_first_byte_timeout_seconds: float = Field(default=120.0, gt=0)
@@ -229,7 +231,7 @@ class Settings(Input):
     #: model's context window
     condense_threshold: int = Field(default=80, ge=10, le=100)
     #: Start every MCP server when the session starts (by default each starts when first used).
-    mcp_start_at_launch: bool = Field(default=False, json_schema_extra=DECIDES)
+    mcp_start_at_launch: Annotated[bool, DECIDES] = False
 
 
 # ---------------------------------------------------------------- requests, client -> server

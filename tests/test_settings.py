@@ -112,7 +112,7 @@ async def test_a_changed_file_applies_without_a_restart(tmp_path):
 # ---------------------------------------------------------------- what decides what runs (issue 19)
 
 #: Every setting, reviewed: what does not decide what runs or where requests go. A new setting
-#: must be added here or marked DECIDES in protocol/models.py: the test below fails until it is.
+#: must be added here or declared `Annotated[T, DECIDES]` in protocol/models.py: the test below fails until it is.
 DECIDES_NOTHING = {
     "models.default.provider", "models.default.model", "models.default.reasoningEffort", "models.default.thinkingBudgetTokens",
     "models.default.maxTokens", "models.default.script", "models.default.contextWindow", "models.default.pricing.input",
@@ -136,10 +136,12 @@ def _leaves(model: type, prefix: str = "") -> dict[str, bool]:
 
     from pydantic import BaseModel
 
+    from protocol.models import DECIDES
+
     out: dict[str, bool] = {}
     for name, field in model.model_fields.items():
         path = prefix + (field.alias or name)
-        marked = isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get("decidesWhatRuns")
+        marked = any(m is DECIDES for m in field.metadata)
         inner = [a for a in typing.get_args(field.annotation) or (field.annotation,)]
         inner = [t for a in inner for t in (typing.get_args(a) or (a,))]
         models = [t for t in inner if isinstance(t, type) and issubclass(t, BaseModel)]
