@@ -17,7 +17,7 @@ from pydantic import Field
 
 
 if TYPE_CHECKING:
-    from ..workspace import WorkspacePath
+    from ..workspace import Workspace, WorkspacePath
 
 from .. import untrusted
 from . import definitions
@@ -190,29 +190,37 @@ class SearchFilesParams(Params):
 
 async def _search_files(ctx: ToolContext, p: SearchFilesParams, paths: list[WorkspacePath]) -> Prepared:
     target = paths[0]
-    rg = rg_binary()
-    if rg is None:
+    if rg_binary() is None:
         raise ToolError("search_files needs ripgrep (rg), which is not installed.")
 
     async def run() -> str:
-        args = [rg, "--json", "--no-require-git", "--context", "1", "--max-columns", "500", "--regexp", p.regex]
-        if p.file_pattern:
-            args += ["--glob", p.file_pattern]
-        # The path is where the target really points: ripgrep follows a path it is given, but
-        # during its walk it skips every link; `_links` names those that lead outside.
-        args += ["--", target.rel]  # a folder named like "-x" is a path, not a flag
-        proc = await anyio.run_process(args, cwd=ctx.workspace.root, check=False)
-        found = _format_rg(proc.stdout.decode(errors="replace"))
-        # Exit 2 is an error; with --json stdout still holds a summary, so judge by the matches.
-        if proc.returncode == 2 and found == "Found 0 results.":
-            raise ToolError(f"search_files failed: {proc.stderr.decode(errors='replace').strip()}")
-        walk = Walk(ctx.workspace)
-        if target.path.is_dir():
-            _, folders = await anyio.to_thread.run_sync(_rg_files, target.path, ())
-            await anyio.to_thread.run_sync(_links, walk, target.path, folders)
-        return found + walk.note()
+        return await search(ctx.workspace, target, p.regex, p.file_pattern)
 
     return Prepared(run, f"Search {target.rel} for /{p.regex}/?", p.regex)
+
+
+async def search(workspace: Workspace, target: WorkspacePath, regex: str, file_pattern: str | None = None) -> str:
+    """search_files' result: ripgrep's matches under `target` (a file or a folder), then the
+    note naming the links skipped because they lead outside the workspace."""
+    rg = rg_binary()
+    if rg is None:
+        raise ToolError("search_files needs ripgrep (rg), which is not installed.")
+    args = [rg, "--json", "--no-require-git", "--context", "1", "--max-columns", "500", "--regexp", regex]
+    if file_pattern:
+        args += ["--glob", file_pattern]
+    # The path is where the target really points: ripgrep follows a path it is given, but
+    # during its walk it skips every link; `_links` names those that lead outside.
+    args += ["--", target.rel]  # a folder named like "-x" is a path, not a flag
+    proc = await anyio.run_process(args, cwd=workspace.root, check=False)
+    found = _format_rg(proc.stdout.decode(errors="replace"))
+    # Exit 2 is an error; with --json stdout still holds a summary, so judge by the matches.
+    if proc.returncode == 2 and found == "Found 0 results.":
+        raise ToolError(f"search_files failed: {proc.stderr.decode(errors='replace').strip()}")
+    walk = Walk(workspace)
+    if target.path.is_dir():
+        _, folders = await anyio.to_thread.run_sync(_rg_files, target.path, ())
+        await anyio.to_thread.run_sync(_links, walk, target.path, folders)
+    return found + walk.note()
 
 
 def _format_rg(output: str) -> str:
