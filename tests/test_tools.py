@@ -20,6 +20,7 @@ from server.host import CommandOutcome
 from server.providers.xmlcalls import XmlCallParser
 from server.tools import TOOLS
 from server.tools.definitions import outline
+from server.tools.files import _folders
 
 RETRY = " Please retry with a complete and valid tool call."
 
@@ -194,6 +195,19 @@ async def test_list_files_recursive_skips_git_and_dependency_folders(tmp_path):
         check(await call_tool(session, "list_files", path="proj", recursive=True), None, ".gitignore\nmain.py\npkg/\npkg/a.py")
         # ...unless the listing starts inside one
         check(await call_tool(session, "list_files", path="proj/node_modules", recursive=True), None, "m/\nm/index.js")
+
+
+FOLDERS = [
+    ("none: the top only", [], {"."}),
+    ("files at the top", ["a.py", "b.py"], {"."}),
+    ("every folder above, each once", ["x/y/z.py", "x/y/w.py", "x/v.py", "q/r/s/t.py"], {".", "x", "x/y", "q", "q/r", "q/r/s"}),
+    ("a folder named like its parent", ["a/a/a.py"], {".", "a", "a/a"}),
+]
+
+
+@pytest.mark.parametrize("paths, expected", [r[1:] for r in FOLDERS], ids=[r[0] for r in FOLDERS])
+def test_the_folders_that_hold_files(paths, expected):
+    assert _folders(paths) == expected
 
 
 # ================================================================ search_files

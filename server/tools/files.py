@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import errno
 import json
 import os
+import posixpath
 import shutil
 import subprocess
 import sys
@@ -137,10 +138,18 @@ def _rg_files(folder: Path, args: Sequence[str]) -> tuple[list[str], set[str]]:
     During a walk (without --follow) ripgrep neither lists nor opens a symbolic link, to a file
     or to a folder: what it walks stays under `folder`. The links are found by `_links`."""
     files = _rg_lines(["--files", "--no-require-git", *args], folder)
+    return files, _folders(files)
+
+
+def _folders(paths: Iterable[str]) -> set[str]:
+    """The folders that hold `paths` (relative, POSIX, as ripgrep prints them) and every folder
+    above those, "." for the top. Each folder is named once, however many files it holds."""
     folders = {"."}
-    for f in files:
-        folders.update(p.as_posix() for p in PurePosixPath(f).parents)
-    return files, folders
+    for d in {posixpath.dirname(p) or "." for p in paths}:
+        while d not in folders:  # once a folder is in, so are the folders above it
+            folders.add(d)
+            d = posixpath.dirname(d) or "."
+    return folders
 
 
 def _links(walk: Walk, folder: Path, folders: set[str]) -> list[str]:
