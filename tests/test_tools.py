@@ -472,6 +472,35 @@ async def test_a_walk_skips_and_names_what_leads_outside(linked, tool, params, t
         assert result.text == text
 
 
+@pytest.fixture
+def quiet(tmp_path) -> Path:
+    """Links that lead outside: one on the way to a match, two in a folder where nothing matches."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    put(outside, {"secret.py": "needle = 'secret'\n", "dir/hidden.py": "needle = 'hidden'\n"})
+    put(root, {"a/b/c.py": "needle = 1\n", "q/quiet.txt": "nothing here\n"})
+    os.symlink(outside / "secret.py", root / "a" / "up.py")
+    os.symlink(outside / "secret.py", root / "q" / "far.py")
+    os.symlink(outside / "dir", root / "q" / "farther")
+    return root
+
+
+C_PY = "# a/b/c.py\n   1 | needle = 1\n----"
+
+SEARCH_LINKS = [
+    ("the links on the way to a match named, those in a folder without one not", ".", f"Found 1 result.\n\n{C_PY}\n\n" + skipped("a/up.py")),
+    ("the folder searched: its links named, with no result", "q", "Found 0 results.\n\n" + skipped("q/far.py", "q/farther")),
+    ("a folder above the one searched: not scanned", "a/b", f"Found 1 result.\n\n{C_PY}"),
+]
+
+
+@pytest.mark.parametrize("path, text", [r[1:] for r in SEARCH_LINKS], ids=[r[0] for r in SEARCH_LINKS])
+async def test_search_files_names_the_links_outside_where_its_result_goes(quiet, path, text):
+    """search_files names the links that lead outside in the folder searched and the folders
+    down to each file shown (files.search says why); every link is skipped, named or not."""
+    async with running(quiet) as session:
+        check(await call_tool(session, "search_files", path=path, regex="needle"), None, text)
+
+
 async def test_the_skipped_entries_are_named_up_to_a_cap(tmp_path):
     put(tmp_path, {"outside.txt": "x\n", "ws/links/real.txt": "y\n"})
     for n in range(25):

@@ -210,30 +210,44 @@ async def _search_files(ctx: ToolContext, p: SearchFilesParams, paths: list[Work
 
 async def search(workspace: Workspace, target: WorkspacePath, regex: str, file_pattern: str | None = None) -> str:
     """search_files' result: ripgrep's matches under `target` (a file or a folder), then the
-    note naming the links skipped because they lead outside the workspace."""
+    note naming the links skipped because they lead outside the workspace.
+
+    ripgrep follows the path it is given, but during its walk it skips every symbolic link, to
+    a file or to a folder, and does not say which: nothing outside the workspace is searched.
+    The note names the links that lead outside in the folders the result goes through: the
+    folder searched and every folder from it down to a file shown. A link in a folder where
+    nothing was found is skipped all the same, but not named.
+
+    Why not every folder of the walk: naming those links needs a second walk of the whole
+    tree (`rg --files` for the folders, then a scan of each), and on 20,000 files that walk
+    alone costs about as much as the search (bench/search.py: the search took 1.5-3.5× raw
+    ripgrep with it). The folders of the result are a few hundred at most (MAX_SEARCH_RESULTS),
+    and a scan of them costs a few milliseconds. ripgrep's --debug log names the links to
+    files it skipped, but not those to folders, and its format is no interface."""
     rg = rg_binary()
     if rg is None:
         raise ToolError("search_files needs ripgrep (rg), which is not installed.")
     args = [rg, "--json", "--no-require-git", "--context", "1", "--max-columns", "500", "--regexp", regex]
     if file_pattern:
         args += ["--glob", file_pattern]
-    # The path is where the target really points: ripgrep follows a path it is given, but
-    # during its walk it skips every link; `_links` names those that lead outside.
+    # The path is where the target really points (a link given is followed once, here).
     args += ["--", target.rel]  # a folder named like "-x" is a path, not a flag
     proc = await anyio.run_process(args, cwd=workspace.root, check=False)
-    found = _format_rg(proc.stdout.decode(errors="replace"))
+    found, shown = _format_rg(proc.stdout.decode(errors="replace"))
     # Exit 2 is an error; with --json stdout still holds a summary, so judge by the matches.
     if proc.returncode == 2 and found == "Found 0 results.":
         raise ToolError(f"search_files failed: {proc.stderr.decode(errors='replace').strip()}")
     walk = Walk(workspace)
     if target.path.is_dir():
-        _, folders = await anyio.to_thread.run_sync(_rg_files, target.path, ())
+        prefix = "" if target.rel == "." else target.rel + "/"  # shown paths are the workspace's
+        folders = _folders(f.removeprefix(prefix) for f in shown if f.startswith(prefix))
         await anyio.to_thread.run_sync(_links, walk, target.path, folders)
     return found + walk.note()
 
 
-def _format_rg(output: str) -> str:
-    """ripgrep's JSON lines as `# file` sections of numbered lines, matches and context."""
+def _format_rg(output: str) -> tuple[str, list[str]]:
+    """ripgrep's JSON lines as `# file` sections of numbered lines, matches and context; and
+    the files of those sections (paths as ripgrep prints them, without "./")."""
     sections: dict[str, list[tuple[int, str]]] = {}
     matches = 0
     for line in output.splitlines():
@@ -249,7 +263,7 @@ def _format_rg(output: str) -> str:
         text = data["lines"].get("text", "").rstrip("\n")
         sections.setdefault(path, []).append((data["line_number"], text))
     if not matches:
-        return "Found 0 results."
+        return "Found 0 results.", []
     shown = min(matches, MAX_SEARCH_RESULTS)
     out = [f"Found {shown} result{'s' if shown != 1 else ''}" + (" (more were cut off)." if matches > shown else ".")]
     for path, rows in sections.items():
@@ -261,7 +275,7 @@ def _format_rg(output: str) -> str:
             out.append(f"{number:>4} | {text}")
             previous = number
         out.append("----")
-    return "\n".join(out)
+    return "\n".join(out), list(sections)
 
 
 # ---------------------------------------------------------------- list_code_definition_names
