@@ -230,6 +230,7 @@ SEARCH_TREE = {
     "src/skip.log": "needle in an ignored file\n",
     "other/far.txt": "needle elsewhere\n",
     "-v/dash.txt": "needle\n",
+    "odd/seps.txt": "a needle \u2028 and \x85 inside\n",
 }
 
 
@@ -264,6 +265,12 @@ SEARCH_FILES = [
         {"# src/notes.txt\n   1 | first\n   2 | second\n   3 | a needle\n----"},
     ),
     ("a folder whose name starts with -", {"path": "-v", "regex": "needle"}, "Found 1 result.", {"# -v/dash.txt\n   1 | needle\n----"}),
+    (
+        "a line with Unicode line separators in it",
+        {"path": "odd", "regex": "needle"},
+        "Found 1 result.",
+        {"# odd/seps.txt\n   1 | a needle \u2028 and \x85 inside\n----"},
+    ),
     ("zero results", {"path": "src", "regex": "haystack"}, "Found 0 results.", set()),
     ("glob that matches nothing", {"path": "src", "regex": "needle", "file_pattern": "*.rs"}, "Found 0 results.", set()),
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 import errno
 import json
@@ -250,7 +250,7 @@ def _format_rg(output: str) -> tuple[str, list[str]]:
     the files of those sections (paths as ripgrep prints them, without "./")."""
     sections: dict[str, list[tuple[int, str]]] = {}
     matches = 0
-    for line in output.splitlines():
+    for line in _json_lines(output):
         event = json.loads(line)
         if event["type"] not in ("match", "context"):
             continue
@@ -276,6 +276,19 @@ def _format_rg(output: str) -> tuple[str, list[str]]:
             previous = number
         out.append("----")
     return "\n".join(out), list(sections)
+
+
+def _json_lines(output: str) -> Iterator[str]:
+    """ripgrep's JSON lines, one at a time: split at "\n" only (JSON escapes it in a string, but
+    not U+2028 or U+0085, where str.splitlines would split a line), and as they are read, so
+    that the rest of a large output is not split once MAX_SEARCH_RESULTS matches are found."""
+    start = 0
+    while start < len(output):
+        end = output.find("\n", start)
+        end = len(output) if end < 0 else end
+        if end > start:
+            yield output[start:end]
+        start = end + 1
 
 
 # ---------------------------------------------------------------- list_code_definition_names
