@@ -32,6 +32,9 @@ MAX_LIST_ENTRIES = 500
 MAX_SEARCH_RESULTS = 300
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache"})
 SKIP_GLOBS = tuple(arg for d in sorted(SKIP_DIRS) for arg in ("--glob", f"!{d}"))
+#: How ripgrep's JSON lines of a file's begin and end (with its stats) start: most lines of a
+#: result, and search_files shows only matches and context. Any other line is parsed and judged.
+OTHER_EVENTS = ('{"type":"begin"', '{"type":"end"')
 
 
 async def read_text(ctx: ToolContext, target: WorkspacePath) -> str | None:
@@ -251,6 +254,8 @@ def _format_rg(output: str) -> tuple[str, list[str]]:
     sections: dict[str, list[tuple[int, str]]] = {}
     matches = 0
     for line in _json_lines(output):
+        if line.startswith(OTHER_EVENTS):  # not even parsed
+            continue
         event = json.loads(line)
         if event["type"] not in ("match", "context"):
             continue
