@@ -291,6 +291,19 @@ async def test_search_files_one_file_exact_text(tmp_path):
         check(await call_tool(session, "search_files", path="src/app.py", regex="needle"), None, "Found 2 results.\n\n" + APP_SECTION)
 
 
+async def test_search_files_shows_300_results_and_says_more_were_cut_off(tmp_path):
+    """ripgrep is read up to the match past the last one shown (and stopped there)."""
+    put(tmp_path, {"many.txt": "".join(f"needle {n}\n" for n in range(1, 2001))})
+    put(tmp_path, {f"more/m{k}.txt": "needle\n" * 10 for k in range(100)})
+    rows = "\n".join(f"{n:>4} | needle {n}" for n in range(1, 301))
+    async with running(tmp_path) as session:
+        one = await call_tool(session, "search_files", path=".", regex="needle \\d+")
+        many = await call_tool(session, "search_files", path="more", regex="needle")
+    check(one, None, f"Found 300 results (more were cut off).\n\n# many.txt\n{rows}\n----")
+    assert many.error is None and many.text.startswith("Found 300 results (more were cut off).\n\n# more/m")
+    assert many.text.count(" | needle") == 300
+
+
 SEARCH_ERRORS = [
     ("invalid regex", {"path": "src", "regex": "(unclosed"}, "ToolError", "search_files failed: rg: regex parse error:"),
     ("missing folder", {"path": "nope", "regex": "x"}, "ToolError", "search_files failed: rg: nope: "),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, AsyncIterable, Iterable, Iterator, Sequence
 
 import errno
 import json
@@ -35,6 +35,7 @@ SKIP_GLOBS = tuple(arg for d in sorted(SKIP_DIRS) for arg in ("--glob", f"!{d}")
 #: How ripgrep's JSON lines of a file's begin and end (with its stats) start: most lines of a
 #: result, and search_files shows only matches and context. Any other line is parsed and judged.
 OTHER_EVENTS = ('{"type":"begin"', '{"type":"end"')
+MATCH_EVENT = b'{"type":"match"'
 
 
 async def read_text(ctx: ToolContext, target: WorkspacePath) -> str | None:
@@ -235,17 +236,52 @@ async def search(workspace: Workspace, target: WorkspacePath, regex: str, file_p
         args += ["--glob", file_pattern]
     # The path is where the target really points (a link given is followed once, here).
     args += ["--", target.rel]  # a folder named like "-x" is a path, not a flag
-    proc = await anyio.run_process(args, cwd=workspace.root, check=False)
-    found, shown = _format_rg(proc.stdout.decode(errors="replace"))
+    output, errors, status = await _run_rg(args, workspace.root)
+    found, shown = _format_rg(output.decode(errors="replace"))
     # Exit 2 is an error; with --json stdout still holds a summary, so judge by the matches.
-    if proc.returncode == 2 and found == "Found 0 results.":
-        raise ToolError(f"search_files failed: {proc.stderr.decode(errors='replace').strip()}")
+    if status == 2 and found == "Found 0 results.":
+        raise ToolError(f"search_files failed: {errors.decode(errors='replace').strip()}")
     walk = Walk(workspace)
     if target.path.is_dir():
         prefix = "" if target.rel == "." else target.rel + "/"  # shown paths are the workspace's
         folders = _folders(f.removeprefix(prefix) for f in shown if f.startswith(prefix))
         await anyio.to_thread.run_sync(_links, walk, target.path, folders)
     return found + walk.note()
+
+
+async def _run_rg(args: list[str], cwd: Path) -> tuple[bytes, bytes, int | None]:
+    """ripgrep's output, its errors and its exit status, None when it was stopped: once the
+    output holds one match more than a result shows (MAX_SEARCH_RESULTS), it is read no further
+    and ripgrep is killed. A word common in a large tree makes megabytes of JSON that no result
+    shows, and reading them all took longer than the search (bench/search.py)."""
+    output, errors = bytearray(), bytearray()
+    stopped = False
+    process = await anyio.open_process(
+        args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+    async def drain() -> None:
+        assert process.stderr is not None
+        async for data in process.stderr:
+            errors.extend(data)
+
+    async with process:  # leaving it: the pipes closed, ripgrep waited for (killed if cancelled)
+        assert process.stdout is not None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drain)  # read alongside: a full pipe of errors would stall ripgrep
+            matches = read = 0  # the match events in output[:read], whole lines
+            async for data in process.stdout:
+                output += data
+                end = output.rfind(b"\n") + 1
+                matches += output.count(MATCH_EVENT, read, end)  # an event starts a line
+                read = end
+                if matches > MAX_SEARCH_RESULTS:
+                    stopped = True
+                    process.kill()  # its errors end with it
+                    break
+    if stopped:
+        return bytes(output[:read]), bytes(errors), None
+    return bytes(output), bytes(errors), process.returncode
 
 
 def _format_rg(output: str) -> tuple[str, list[str]]:
