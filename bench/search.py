@@ -42,6 +42,7 @@ from server.tools.files import rg_binary, search  # noqa: E402
 from server.workspace import Workspace  # noqa: E402
 
 TARGET_RATIO = 1.2
+RG_ARGS = ("--json", "--no-require-git", "--context", "1", "--max-columns", "500", "--regexp")  # the tool's
 FOLDERS = (10, 10, 10)  # packages × subpackages × modules: 1,000 folders
 RARE = "rare_needle_[0-9]+"
 REGEXES = (
@@ -96,7 +97,8 @@ def make_workspace(root: Path, outside: Path, files: int, seed: int = 5) -> list
     first, quiet = folders[0], folders[-1]
     os.symlink(first / sorted(os.listdir(first))[0], first / "alias.py")  # inside
     os.symlink(folders[1], first / "subalias")  # inside
-    links = {first / "secret.py": outside / "secret.py", first / "outdir": outside / "dir", quiet / "far.py": outside / "secret.py"}
+    links = {first / "secret.py": outside / "secret.py", first / "outdir": outside / "dir",
+             quiet / "far.py": outside / "secret.py"}
     for link, to in links.items():
         os.symlink(to, link)
     return sorted(link.relative_to(root).as_posix() for link in links)
@@ -107,23 +109,21 @@ def median_ms(times: list[float]) -> float:
 
 
 async def measure(ws: Workspace, regex: str, rounds: int) -> tuple[float, float, str]:
-    rg = rg_binary()
-    baseline_args = [rg, "--json", "--no-require-git", "--context", "1", "--max-columns", "500", "--regexp", regex, "--", "."]
+    """Raw ripgrep's median and the tool's (ms), in alternating order; and the tool's result."""
+    baseline = [rg_binary(), *RG_ARGS, regex, "--", "."]
     target = ws.resolve(".")
-    base, modus = [], []
+    times: dict[str, list[float]] = {"baseline": [], "modus": []}
     result = ""
-    for i in range(rounds + 1):  # the first round warms the disk cache and the interpreter
-        runs = [("base", lambda: subprocess.run(baseline_args, cwd=ws.root, capture_output=True)), ("modus", None)]
-        for name, fn in runs if i % 2 == 0 else runs[::-1]:
+    for i in range(rounds + 1):  # round 0 warms the disk cache and the interpreter: not counted
+        for name in ("baseline", "modus") if i % 2 == 0 else ("modus", "baseline"):
             t0 = time.perf_counter()
-            if name == "base":
-                fn()
+            if name == "baseline":
+                subprocess.run(baseline, cwd=ws.root, capture_output=True)
             else:
                 result = await search(ws, target, regex)
-            seconds = time.perf_counter() - t0
             if i:
-                (base if name == "base" else modus).append(seconds)
-    return median_ms(base), median_ms(modus), result
+                times[name].append(time.perf_counter() - t0)
+    return median_ms(times["baseline"]), median_ms(times["modus"]), result
 
 
 async def run(args: argparse.Namespace, rounds: int) -> int:
