@@ -20,6 +20,7 @@ from server.host import CommandOutcome
 from server.providers.xmlcalls import XmlCallParser
 from server.tools import TOOLS
 from server.tools.definitions import outline
+from server.tools.files import _folders
 
 RETRY = " Please retry with a complete and valid tool call."
 
@@ -196,6 +197,19 @@ async def test_list_files_recursive_skips_git_and_dependency_folders(tmp_path):
         check(await call_tool(session, "list_files", path="proj/node_modules", recursive=True), None, "m/\nm/index.js")
 
 
+FOLDERS = [
+    ("none: the top only", [], {"."}),
+    ("files at the top", ["a.py", "b.py"], {"."}),
+    ("every folder above, each once", ["x/y/z.py", "x/y/w.py", "x/v.py", "q/r/s/t.py"], {".", "x", "x/y", "q", "q/r", "q/r/s"}),
+    ("a folder named like its parent", ["a/a/a.py"], {".", "a", "a/a"}),
+]
+
+
+@pytest.mark.parametrize("paths, expected", [r[1:] for r in FOLDERS], ids=[r[0] for r in FOLDERS])
+def test_the_folders_that_hold_files(paths, expected):
+    assert _folders(paths) == expected
+
+
 # ================================================================ search_files
 
 APP = 'import os\ndef main():\n    print("needle one")\n    return 0\n\n\ndef helper():\n    return "needle two"\n'
@@ -216,6 +230,7 @@ SEARCH_TREE = {
     "src/skip.log": "needle in an ignored file\n",
     "other/far.txt": "needle elsewhere\n",
     "-v/dash.txt": "needle\n",
+    "odd/seps.txt": "a needle \u2028 and \x85 inside\n",
 }
 
 
@@ -250,6 +265,12 @@ SEARCH_FILES = [
         {"# src/notes.txt\n   1 | first\n   2 | second\n   3 | a needle\n----"},
     ),
     ("a folder whose name starts with -", {"path": "-v", "regex": "needle"}, "Found 1 result.", {"# -v/dash.txt\n   1 | needle\n----"}),
+    (
+        "a line with Unicode line separators in it",
+        {"path": "odd", "regex": "needle"},
+        "Found 1 result.",
+        {"# odd/seps.txt\n   1 | a needle \u2028 and \x85 inside\n----"},
+    ),
     ("zero results", {"path": "src", "regex": "haystack"}, "Found 0 results.", set()),
     ("glob that matches nothing", {"path": "src", "regex": "needle", "file_pattern": "*.rs"}, "Found 0 results.", set()),
 ]
@@ -268,6 +289,19 @@ async def test_search_files_one_file_exact_text(tmp_path):
     put(tmp_path, SEARCH_TREE)
     async with running(tmp_path) as session:
         check(await call_tool(session, "search_files", path="src/app.py", regex="needle"), None, "Found 2 results.\n\n" + APP_SECTION)
+
+
+async def test_search_files_shows_300_results_and_says_more_were_cut_off(tmp_path):
+    """ripgrep is read up to the match past the last one shown (and stopped there)."""
+    put(tmp_path, {"many.txt": "".join(f"needle {n}\n" for n in range(1, 2001))})
+    put(tmp_path, {f"more/m{k}.txt": "needle\n" * 10 for k in range(100)})
+    rows = "\n".join(f"{n:>4} | needle {n}" for n in range(1, 301))
+    async with running(tmp_path) as session:
+        one = await call_tool(session, "search_files", path=".", regex="needle \\d+")
+        many = await call_tool(session, "search_files", path="more", regex="needle")
+    check(one, None, f"Found 300 results (more were cut off).\n\n# many.txt\n{rows}\n----")
+    assert many.error is None and many.text.startswith("Found 300 results (more were cut off).\n\n# more/m")
+    assert many.text.count(" | needle") == 300
 
 
 SEARCH_ERRORS = [
@@ -456,6 +490,35 @@ async def test_a_walk_skips_and_names_what_leads_outside(linked, tool, params, t
         assert (header, found[-1], set(found)) == (expected_header, expected[-1], set(expected))
     else:
         assert result.text == text
+
+
+@pytest.fixture
+def quiet(tmp_path) -> Path:
+    """Links that lead outside: one on the way to a match, two in a folder where nothing matches."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    put(outside, {"secret.py": "needle = 'secret'\n", "dir/hidden.py": "needle = 'hidden'\n"})
+    put(root, {"a/b/c.py": "needle = 1\n", "q/quiet.txt": "nothing here\n"})
+    os.symlink(outside / "secret.py", root / "a" / "up.py")
+    os.symlink(outside / "secret.py", root / "q" / "far.py")
+    os.symlink(outside / "dir", root / "q" / "farther")
+    return root
+
+
+C_PY = "# a/b/c.py\n   1 | needle = 1\n----"
+
+SEARCH_LINKS = [
+    ("the links on the way to a match named, those in a folder without one not", ".", f"Found 1 result.\n\n{C_PY}\n\n" + skipped("a/up.py")),
+    ("the folder searched: its links named, with no result", "q", "Found 0 results.\n\n" + skipped("q/far.py", "q/farther")),
+    ("a folder above the one searched: not scanned", "a/b", f"Found 1 result.\n\n{C_PY}"),
+]
+
+
+@pytest.mark.parametrize("path, text", [r[1:] for r in SEARCH_LINKS], ids=[r[0] for r in SEARCH_LINKS])
+async def test_search_files_names_the_links_outside_where_its_result_goes(quiet, path, text):
+    """search_files names the links that lead outside in the folder searched and the folders
+    down to each file shown (files.search says why); every link is skipped, named or not."""
+    async with running(quiet) as session:
+        check(await call_tool(session, "search_files", path=path, regex="needle"), None, text)
 
 
 async def test_the_skipped_entries_are_named_up_to_a_cap(tmp_path):
