@@ -82,3 +82,42 @@ def test_every_request_of_the_contract_has_a_handler():
 
     not_yet: set[str] = set()
     assert set(REQUESTS) - set(ModusServer().protocol.fm.features) == not_yet
+
+
+# ---------------------------------------------------------------- faults and flawed messages (issue 19)
+
+
+def served() -> tuple[ModusServer, Sink]:
+    server = ModusServer()
+    sink = Sink()
+    server.protocol.set_writer(sink)
+    dispatch(server.protocol, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"processId": None, "capabilities": {}}})
+    return server, sink
+
+
+async def test_a_response_nested_too_deeply_fails_the_request_it_answers():
+    from pygls.exceptions import JsonRpcException
+
+    from server.lsp.transport import decode
+
+    server, sink = served()
+    asked = server.protocol.send_request_async("test/ask", {})
+    [request] = [m for m in sink.messages if m.get("method") == "test/ask"]
+    dispatch(server.protocol, decode(b'{"jsonrpc":"2.0","id":"%s","result":%s}' % (request["id"].encode(), b"[" * 200 + b"]" * 200)))
+    try:
+        await asyncio.wait_for(asked, 5)
+    except JsonRpcException as exc:
+        assert (exc.code, exc.message) == (-32700, f"Parse error in the answer to {request['id']}: nested deeper than 128 levels")
+    else:
+        raise AssertionError("the request should have failed")
+    assert "error" not in sink.messages[-1]  # nothing is sent back for it
+
+
+async def test_a_response_with_a_lone_surrogate_is_taken_with_u_fffd_in_its_place():
+    from server.lsp.transport import decode
+
+    server, sink = served()
+    asked = server.protocol.send_request_async("test/ask", {})
+    [request] = [m for m in sink.messages if m.get("method") == "test/ask"]
+    dispatch(server.protocol, decode(b'{"jsonrpc":"2.0","id":"%s","result":{"feedback":"no\\udc00"}}' % request["id"].encode()))
+    assert await asyncio.wait_for(asked, 5) == {"feedback": "no\ufffd"}
