@@ -95,6 +95,51 @@ def served() -> tuple[ModusServer, Sink]:
     return server, sink
 
 
+async def test_an_internal_fault_is_answered_in_one_line_and_its_traceback_goes_to_the_log(caplog):
+    server, sink = served()
+
+    @server.feature("test/plain")
+    def plain(params):
+        raise ValueError("boom\nand a second line")
+
+    @server.feature("test/coroutine")
+    async def coroutine(params):
+        raise KeyError("gone")
+
+    @server.feature("test/generator")
+    def generator(params):
+        yield from ()
+        raise RuntimeError("mid-way")
+
+    for n, method in enumerate(["test/plain", "test/coroutine", "test/generator"], start=1):
+        dispatch(server.protocol, {"jsonrpc": "2.0", "id": n, "method": method, "params": {}})
+    for _ in range(5):
+        await asyncio.sleep(0)
+    errors = {m["id"]: m["error"] for m in sink.messages if m.get("id") in (1, 2, 3)}
+    assert errors == {
+        1: {"code": -32603, "message": "ValueError: boom"},
+        2: {"code": -32603, "message": "KeyError: 'gone'"},
+        3: {"code": -32603, "message": "RuntimeError: mid-way"},
+    }
+    assert "traceback" not in json.dumps(sink.messages).lower()
+    logged = "\n".join(r.getMessage() + (r.exc_text or "") for r in caplog.records)
+    assert all(f"raise {e}" in logged or f'raise {e}("' in logged for e in ("ValueError", "KeyError", "RuntimeError"))
+
+
+async def test_a_failing_notification_handler_tells_the_user_one_line_and_logs_its_traceback(caplog):
+    server, sink = served()
+
+    @server.feature("test/told")
+    def told(params):
+        raise ValueError("boom")
+
+    dispatch(server.protocol, {"jsonrpc": "2.0", "method": "test/told", "params": {}})
+    await asyncio.sleep(0)
+    [shown] = [m["params"]["message"] for m in sink.messages if m.get("method") == "window/showMessage"]
+    assert shown == "Error in server: ValueError: boom"
+    assert any('raise ValueError("boom")' in r.getMessage() for r in caplog.records if r.name == "server.lsp.server")
+
+
 async def test_a_response_nested_too_deeply_fails_the_request_it_answers():
     from pygls.exceptions import JsonRpcException
 
