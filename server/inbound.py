@@ -119,7 +119,7 @@ def scan(value: Any, limit: int = MAX_DEPTH) -> Scan:
         for item in items:
             kind = type(item)
             if kind is str:
-                lone = lone or (not item.isascii() and _SURROGATE.search(item) is not None)
+                lone = lone or _lone_in(item)
             elif kind is dict or kind is list:
                 level.append(item)
         if not level:
@@ -153,6 +153,17 @@ def lone_surrogate(value: Any) -> Flaw | None:
         elif isinstance(item, list):
             stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(item))))
     return None
+
+
+def _lone_in(text: str) -> bool:
+    """Whether `text` holds a lone surrogate; encoding finds out faster than a search."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _invalid(text: str) -> str | None:
