@@ -166,3 +166,19 @@ async def test_a_response_with_a_lone_surrogate_is_taken_with_u_fffd_in_its_plac
     [request] = [m for m in sink.messages if m.get("method") == "test/ask"]
     dispatch(server.protocol, decode(b'{"jsonrpc":"2.0","id":"%s","result":{"feedback":"no\\udc00"}}' % request["id"].encode()))
     assert await asyncio.wait_for(asked, 5) == {"feedback": "no\ufffd"}
+
+
+def test_a_log_line_with_a_lone_surrogate_is_written_not_lost(tmp_path):
+    """stderr (the log of both servers) writes a lone surrogate as `\\ud800`: the line is kept,
+    and no `--- Logging error ---` takes its place."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # this tree's server
+    for module in ("server.lsp.run", "server.acp.run"):
+        probe = (f"import logging; from {module} import configure_logging; configure_logging('info');"
+                 "logging.getLogger('server.test').warning('a lone %s in a log line', '\\ud800')")
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, cwd=tmp_path, env=env, check=True)
+        assert out.stderr.decode().endswith("WARNING server.test: a lone \\ud800 in a log line\n"), out.stderr
