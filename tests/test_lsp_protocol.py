@@ -82,3 +82,103 @@ def test_every_request_of_the_contract_has_a_handler():
 
     not_yet: set[str] = set()
     assert set(REQUESTS) - set(ModusServer().protocol.fm.features) == not_yet
+
+
+# ---------------------------------------------------------------- faults and flawed messages (issue 19)
+
+
+def served() -> tuple[ModusServer, Sink]:
+    server = ModusServer()
+    sink = Sink()
+    server.protocol.set_writer(sink)
+    dispatch(server.protocol, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"processId": None, "capabilities": {}}})
+    return server, sink
+
+
+async def test_an_internal_fault_is_answered_in_one_line_and_its_traceback_goes_to_the_log(caplog):
+    server, sink = served()
+
+    @server.feature("test/plain")
+    def plain(params):
+        raise ValueError("boom\nand a second line")
+
+    @server.feature("test/coroutine")
+    async def coroutine(params):
+        raise KeyError("gone")
+
+    @server.feature("test/generator")
+    def generator(params):
+        yield from ()
+        raise RuntimeError("mid-way")
+
+    for n, method in enumerate(["test/plain", "test/coroutine", "test/generator"], start=1):
+        dispatch(server.protocol, {"jsonrpc": "2.0", "id": n, "method": method, "params": {}})
+    for _ in range(5):
+        await asyncio.sleep(0)
+    errors = {m["id"]: m["error"] for m in sink.messages if m.get("id") in (1, 2, 3)}
+    assert errors == {
+        1: {"code": -32603, "message": "ValueError: boom"},
+        2: {"code": -32603, "message": "KeyError: 'gone'"},
+        3: {"code": -32603, "message": "RuntimeError: mid-way"},
+    }
+    assert "traceback" not in json.dumps(sink.messages).lower()
+    logged = "\n".join(r.getMessage() + (r.exc_text or "") for r in caplog.records)
+    assert all(f"raise {e}" in logged or f'raise {e}("' in logged for e in ("ValueError", "KeyError", "RuntimeError"))
+
+
+async def test_a_failing_notification_handler_tells_the_user_one_line_and_logs_its_traceback(caplog):
+    server, sink = served()
+
+    @server.feature("test/told")
+    def told(params):
+        raise ValueError("boom")
+
+    dispatch(server.protocol, {"jsonrpc": "2.0", "method": "test/told", "params": {}})
+    await asyncio.sleep(0)
+    [shown] = [m["params"]["message"] for m in sink.messages if m.get("method") == "window/showMessage"]
+    assert shown == "Error in server: ValueError: boom"
+    assert any('raise ValueError("boom")' in r.getMessage() for r in caplog.records if r.name == "server.lsp.server")
+
+
+async def test_a_response_nested_too_deeply_fails_the_request_it_answers():
+    from pygls.exceptions import JsonRpcException
+
+    from server.lsp.transport import decode
+
+    server, sink = served()
+    asked = server.protocol.send_request_async("test/ask", {})
+    [request] = [m for m in sink.messages if m.get("method") == "test/ask"]
+    dispatch(server.protocol, decode(b'{"jsonrpc":"2.0","id":"%s","result":%s}' % (request["id"].encode(), b"[" * 200 + b"]" * 200)))
+    try:
+        await asyncio.wait_for(asked, 5)
+    except JsonRpcException as exc:
+        assert (exc.code, exc.message) == (-32700, f"Parse error in the answer to {request['id']}: nested deeper than 128 levels")
+    else:
+        raise AssertionError("the request should have failed")
+    assert "error" not in sink.messages[-1]  # nothing is sent back for it
+
+
+async def test_a_response_with_a_lone_surrogate_is_taken_with_u_fffd_in_its_place():
+    from server.lsp.transport import decode
+
+    server, sink = served()
+    asked = server.protocol.send_request_async("test/ask", {})
+    [request] = [m for m in sink.messages if m.get("method") == "test/ask"]
+    dispatch(server.protocol, decode(b'{"jsonrpc":"2.0","id":"%s","result":{"feedback":"no\\udc00"}}' % request["id"].encode()))
+    assert await asyncio.wait_for(asked, 5) == {"feedback": "no\ufffd"}
+
+
+def test_a_log_line_with_a_lone_surrogate_is_written_not_lost(tmp_path):
+    """stderr (the log of both servers) writes a lone surrogate as `\\ud800`: the line is kept,
+    and no `--- Logging error ---` takes its place."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # this tree's server
+    for module in ("server.lsp.run", "server.acp.run"):
+        probe = (f"import logging; from {module} import configure_logging; configure_logging('info');"
+                 "logging.getLogger('server.test').warning('a lone %s in a log line', '\\ud800')")
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, cwd=tmp_path, env=env, check=True)
+        assert out.stderr.decode().endswith("WARNING server.test: a lone \\ud800 in a log line\n"), out.stderr

@@ -13,7 +13,7 @@ import pytest
 
 import server
 from server.state import StateStore, Store
-from server.state.store import DB_NAME, PLAN_FIELDS
+from server.state.store import DB_NAME, PLAN_FIELDS, StoredMessage
 
 
 @pytest.fixture
@@ -241,3 +241,21 @@ def test_the_core_uses_no_operation_outside_the_interface():
             used |= set(re.findall(r"\bstore\.(\w+)", source.read_text(encoding="utf-8")))
     assert used, "no store operation found in the core: has the attribute been renamed?"
     assert used - set(protocol_methods()) - {"recovered"} == set(), "add them to server/state/interface.py"
+
+
+# ------------------------------------------------------------ text no UTF-8 can hold
+
+
+def test_a_lone_surrogate_is_stored_as_u_fffd_and_nothing_fails(tmp_path, store):
+    """Text from a model, a tool or an MCP server may hold a lone surrogate (sqlite3 raises
+    UnicodeEncodeError binding it): it is stored as U+FFFD; a pair and everything else as they are."""
+    store.ensure_conversation("conv-1")
+    store.add_message(StoredMessage("m1", "conv-1", "assistant", "half \ud83d of an emoji, and \U0001f600", "modus", {"k": "\udc00"}))
+    [message] = store.messages("conv-1")
+    assert (message.text, message.metadata) == ("half \ufffd of an emoji, and \U0001f600", {"k": "\udc00"})  # JSON keeps it escaped
+    plan = store.plan_create("modus", "goal \ud800", ["a\udfff.py"])
+    assert store.plan_update(plan["id"], feedback="no\ud800")["goal"] == "goal \ufffd"
+    assert elsewhere(tmp_path, "SELECT feedback FROM plans") == [("no\ufffd",)]
+    store.replace_todos("modus", [todo("t1"), {**todo("t2"), "content": "\udbff!"}])
+    assert [t["content"] for t in store.todos("modus")] == ["do t1", "\ufffd!"]
+    assert store.messages("conv-\ud800") == []  # a read with one finds nothing

@@ -2,7 +2,9 @@
 
 The transport is ours so that what is not a JSON-RPC message is answered (-32700 for a line that
 is not JSON, -32600 for JSON that is not a request), where the package would drop it silently,
-and so that an invalid-params answer names the bad fields in its message.
+so that an invalid-params answer names the bad fields in its message, and so that what no part
+of the agent may meet (nesting deeper than server.inbound.MAX_DEPTH, lone surrogates) is taken
+out before the package reads a message (see server/inbound.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
+from .. import inbound
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +49,17 @@ class LineTransport:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
+                message, flaw = inbound.decode(line)
+            except inbound.TooDeep as exc:
+                await self._refuse(None, -32700, f"Parse error: {exc}")
+                continue
             except ValueError as exc:
                 await self._refuse(None, -32700, f"Parse error: the line is not JSON ({exc})")
                 continue
+            if flaw is not None:
+                message = await self._unfit(message, flaw)
+                if message is None:
+                    continue
             why = _not_a_message(message)
             if why is not None:
                 await self._refuse(message.get("id") if isinstance(message, dict) else None, -32600, f"Invalid request: {why}")
@@ -76,9 +87,21 @@ class LineTransport:
             await self._refuse(None, -32600, f"Invalid request: a message of {dropped} bytes, more than {MAX_MESSAGE_BYTES}")
             return b""
 
+    async def _unfit(self, message: Any, flaw: inbound.Flaw) -> dict[str, Any] | None:
+        """Answer or drop a message with a flaw (see inbound.verdict); or the message to take in
+        its place: its lone surrogates replaced, or an error for the request a response answers."""
+        verdict = inbound.verdict(message, flaw, invalid_params="Invalid params")
+        if verdict.action == "answer":
+            await self._refuse(verdict.msg_id, verdict.code, verdict.text)
+            return None
+        log.warning("%s", verdict.text)
+        if verdict.action == "fail":
+            return {"jsonrpc": "2.0", "id": verdict.msg_id, "error": {"code": verdict.code, "message": verdict.text}}
+        return verdict.message if verdict.action == "go on" else None
+
     async def _refuse(self, msg_id: Any, code: int, text: str) -> None:
         log.warning("%s", text)
-        msg_id = msg_id if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool) else None
+        msg_id = msg_id if inbound.valid_id(msg_id) else None
         await self.send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": text}})
 
     async def close(self) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import anyio
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.exceptions import FeatureNotificationError, JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, RPCRequest
@@ -95,6 +95,15 @@ class ModusProtocol(LanguageServerProtocol):
             return
         super()._send_handler_result(future, msg_id=msg_id)
 
+    def _send_response(self, msg_id, result=None, error=None):
+        """No traceback ever reaches the client: pygls makes an exception of a handler into an
+        internal error (-32603) whose data is the traceback (JsonRpcInternalError.of). It has
+        logged the traceback already; the client gets the one-line message alone."""
+        if error is not None and error.code == JsonRpcInternalError.CODE and error.data is not None:
+            first_line = next(iter(error.message.strip().splitlines()), "Internal error")
+            error = lsp.ResponseError(code=error.code, message=first_line)
+        super()._send_response(msg_id, result, error)
+
     def _run_generator(self, future, *, gen, result_future):
         """pygls runs what a generator handler yields under a made-up id in `_request_futures`
         and never takes it out: every yield to a coroutine would leak its future and result.
@@ -141,6 +150,16 @@ class ModusServer(LanguageServer):
         self._start_error: str | None = None
         self._diagnosed: set[Path] = set()  # mode files whose diagnostics the client shows
         _register(self)
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """A failure no answer reports. The user sees one line (pygls's `Error in server: …`); a
+        notification handler's traceback, which pygls keeps in the error's data and does not log,
+        goes to the log."""
+        data = getattr(error, "data", None)
+        trace = data.get("traceback") if isinstance(data, dict) else None
+        if source is FeatureNotificationError and isinstance(trace, list):
+            log.error("%s\n%s", error, "".join(trace).rstrip())
+        super().report_server_error(error, source)
 
     def require_session(self) -> Session:
         if self.session is None:

@@ -4,7 +4,8 @@ pygls's own loop drops a body it cannot decode without a word; here every bad fr
 answer: -32700 for a frame or JSON that does not parse, -32600 for a message that is not a
 request or notification, -32602 for params that do not fit the method. The server keeps
 serving, and after a frame with a wrong `Content-Length` the stream finds its feet again on the
-next header.
+next header. What no part of the server may meet (nesting deeper than server.inbound.MAX_DEPTH,
+lone surrogates) is taken out here too, before pygls reads a message (see server/inbound.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 import cattrs
 from pygls.exceptions import JsonRpcException
+
+from .. import inbound
+from ..inbound import valid_id
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +43,22 @@ class ParseError:
     reason: str
 
 
+@dataclass(frozen=True)
+class Unfit:
+    """A message that decoded, but must not be handled as it is: nested too deeply, or with a lone
+    surrogate in a string (`dispatch` answers it, drops it or repairs it)."""
+
+    message: Any
+    flaw: inbound.Flaw
+
+
 def decode(body: bytes) -> Any:
-    """The JSON value of a body, or a ParseError."""
+    """The JSON value of a body; a ParseError when it has none, an Unfit when it has a flaw."""
     try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        message, flaw = inbound.decode(body)
+    except ValueError as exc:  # not UTF-8, not JSON, or too deep to decode
         return ParseError(str(exc))
+    return message if flaw is None else Unfit(message, flaw)
 
 
 class Frames:
@@ -156,16 +170,25 @@ def send_error(protocol: Any, msg_id: Any, code: int, message: str) -> None:
     protocol._send_data(error(msg_id, code, message))
 
 
-def valid_id(msg_id: Any) -> bool:
-    """LSP ids are integers or strings."""
-    return isinstance(msg_id, str) or type(msg_id) is int
-
-
 def _describe(exc: BaseException) -> str:
     cause = exc.__cause__ or exc
     if isinstance(cause, cattrs.ClassValidationError):
         return "; ".join(m.replace("@ .", "@ ") for m in cattrs.transform_error(cause, path=""))
     return str(cause) or type(cause).__name__
+
+
+def _unfit(protocol: Any, unfit: Unfit) -> Any:
+    """Answer, fail or drop a message with a flaw (see inbound.verdict); or the message to handle
+    in its place, its lone surrogates replaced."""
+    verdict = inbound.verdict(unfit.message, unfit.flaw)
+    log.warning("%s", verdict.text)
+    if verdict.action == "answer":
+        send_error(protocol, verdict.msg_id, verdict.code, verdict.text)
+    elif verdict.action == "fail":  # the request waiting for this answer gets an error instead
+        protocol.handle_message(protocol.structure_message(error(verdict.msg_id, verdict.code, verdict.text)))
+    elif verdict.action == "go on":
+        return verdict.message
+    return None
 
 
 def dispatch(protocol: Any, data: Any) -> None:
@@ -174,6 +197,10 @@ def dispatch(protocol: Any, data: Any) -> None:
     if isinstance(data, ParseError):
         send_error(protocol, None, -32700, f"Parse error: {data.reason}")
         return
+    if isinstance(data, Unfit):
+        data = _unfit(protocol, data)
+        if data is None:
+            return
     if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
         msg_id = data.get("id") if isinstance(data, dict) else None
         send_error(protocol, msg_id if valid_id(msg_id) else None, -32600,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
+from ..inbound import without_lone_surrogates
 from .migrations import MIGRATIONS, Migration, check_version, migrate
 
 log = logging.getLogger(__name__)
@@ -456,8 +457,31 @@ def _plan_row(row: Sequence[Any]) -> dict[str, Any]:
     return plan
 
 
+class _Connection(sqlite3.Connection):
+    """A connection that stores a lone surrogate as U+FFFD. No UTF-8 holds one (sqlite3 raises
+    UnicodeEncodeError binding it), and text from a model, a tool or an MCP server may: a
+    client's requests cannot (server/inbound.py refuses them). Binding fails before anything is
+    written, so `execute` tries again with the text repaired, at no cost to the usual case."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except UnicodeEncodeError:
+            return super().execute(sql, _storable(parameters))
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        # the rows before a failing one would be written already: every row is repaired first
+        return super().executemany(sql, [_storable(row) for row in parameters])
+
+
+def _storable(parameters: Any) -> Any:
+    if isinstance(parameters, Mapping):
+        return {k: without_lone_surrogates(v) for k, v in parameters.items()}
+    return tuple(without_lone_surrogates(v) for v in parameters)
+
+
 def _open(target: str, migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
-    db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(target, isolation_level=None, check_same_thread=False, factory=_Connection)
     try:
         # the first read: a file that is not a database fails here, and a newer one is refused
         # before anything is written to it

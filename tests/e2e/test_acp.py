@@ -9,6 +9,7 @@ writes and runs itself). Each test opens its own session in its own workspace.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import json
 import os
@@ -502,9 +503,13 @@ async def test_load_replays_a_saved_session_after_a_restart(config_home, tmp_pat
 class Raw:
     """The agent over its pipes, line by line: what a client that makes mistakes sends."""
 
-    def __init__(self, process: asyncio.subprocess.Process):
+    def __init__(self, process: asyncio.subprocess.Process, workspace: Path | None = None, stderr: list[str] | None = None):
         self.process = process
         self.next_id = 100
+        self.seen: list[dict] = []  # what came before the answers waited for
+        self.received: list[dict] = []  # everything read, in order
+        self.workspace = workspace
+        self.stderr = stderr if stderr is not None else []  # its log lines, when they are read
 
     async def send(self, line: str | dict) -> None:
         data = line if isinstance(line, str) else json.dumps(line)
@@ -516,11 +521,11 @@ class Raw:
         assert self.process.stdout is not None
         line = await asyncio.wait_for(self.process.stdout.readline(), TIMEOUT)
         assert line, "the agent closed its output"
-        return json.loads(line)
+        self.received.append(json.loads(line))
+        return self.received[-1]
 
     async def answer(self, msg_id) -> dict:
         """The response to `msg_id` (notifications and requests of the agent before it are kept)."""
-        self.seen = getattr(self, "seen", [])
         while True:
             message = await self.read()
             if "method" not in message and message.get("id") == msg_id:
@@ -599,6 +604,108 @@ async def test_bad_requests_are_answered_with_json_rpc_errors_and_the_agent_goes
         process.stdin.close()
         await asyncio.wait_for(process.wait(), TIMEOUT)
     assert process.returncode == 0
+
+
+@contextlib.asynccontextmanager
+async def raw_agent(config_home: Path, tmp_path: Path):
+    """`modus acp` spoken to line by line, initialized, with a session in a workspace: (raw, session id)."""
+    ws = workspace_with(tmp_path / "ws", [{"text": "Hello."}, {"text": "Hello again."}])
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CONFIG_HOME": str(config_home)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server", "acp", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=env, cwd=str(tmp_path), limit=1 << 24,
+    )
+    stderr: list[str] = []
+
+    async def drain() -> None:
+        assert process.stderr is not None
+        while line := await process.stderr.readline():
+            stderr.append(line.decode(errors="replace"))
+
+    reader = asyncio.create_task(drain())
+    raw = Raw(process, ws, stderr)
+    try:
+        assert (await raw.request("initialize", {"protocolVersion": 1}))["result"]["protocolVersion"] == 1
+        sid = (await raw.request("session/new", {"cwd": str(ws), "mcpServers": []}))["result"]["sessionId"]
+        yield raw, sid
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), TIMEOUT)
+        await reader
+    assert process.returncode == 0
+    assert not [line for line in stderr if "Traceback" in line or "Logging error" in line], "".join(stderr)
+
+
+def nested(levels: int, kind: str = "[") -> str:
+    """JSON text of `levels` nested arrays, or objects {"a": …}."""
+    return "[" * levels + "]" * levels if kind == "[" else '{"a":' * levels + "1" + "}" * levels
+
+
+async def goes_on(raw: Raw, sid: str) -> None:
+    """The agent answers the next requests: a new session, and a prompt."""
+    assert "sessionId" in (await raw.request("session/new", {"cwd": str(raw.workspace), "mcpServers": []}))["result"]
+    prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}
+    assert (await raw.request("session/prompt", prompt))["result"]["stopReason"] == "end_turn"
+    assert "traceback" not in json.dumps(raw.received).lower()
+
+
+TOO_DEEP = {"code": -32700, "message": "Parse error: nested deeper than 128 levels"}
+
+
+async def test_wire_nesting_too_deep_is_a_parse_error_and_the_agent_goes_on(config_home, tmp_path):
+    async with raw_agent(config_home, tmp_path) as (raw, sid):
+        await raw.send(nested(100_000))  # 200 KB of brackets: json.loads gives up
+        assert (await raw.answer(None))["error"] == TOO_DEEP
+        await raw.send('{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"%s","prompt":[%s]}}'
+                       % (sid, nested(100_000, "{")))  # its id cannot be read
+        assert (await raw.answer(None))["error"] == TOO_DEEP
+        for msg_id, params in enumerate([
+            '{"sessionId":"%s","prompt":[{"type":"text","text":"hi"}],"_meta":%s}' % (sid, nested(500)),
+            '{"sessionId":"%s","prompt":[{"type":"text","text":"hi","_meta":%s}]}' % (sid, nested(500, "{")),
+            '{"sessionId":"%s","prompt":[{"type":"text","text":"hi","_meta":{"x":%s}}]}' % (sid, nested(124)),  # one level too many
+        ], start=6):
+            await raw.send('{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":%s}' % (msg_id, params))
+            assert (await raw.answer(msg_id))["error"] == TOO_DEEP
+        await raw.send('{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":1,"_meta":%s}}' % nested(500))
+        assert (await raw.answer(9))["error"] == TOO_DEEP
+        # a notification and a response nobody waits for: dropped, with a log line
+        await raw.send('{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"%s","_meta":%s}}' % (sid, nested(500)))
+        await raw.send('{"jsonrpc":"2.0","id":77,"result":%s}' % nested(500))
+        await goes_on(raw, sid)
+        assert not [m for m in raw.seen if "error" in m]
+    assert len([line for line in raw.stderr if "nested deeper than 128 levels" in line]) == 2 + 2 + 4
+
+
+async def test_wire_nesting_up_to_the_limit_is_served_by_the_agent(config_home, tmp_path):
+    async with raw_agent(config_home, tmp_path) as (raw, sid):
+        params = '{"sessionId":"%s","prompt":[{"type":"text","text":"hi","_meta":{"x":%s}}]}' % (sid, nested(123))
+        await raw.send('{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":%s}' % params)  # 128 levels
+        assert (await raw.answer(5))["result"]["stopReason"] == "end_turn"
+
+
+async def test_wire_surrogate_in_a_prompt_is_invalid_params_and_the_agent_goes_on(config_home, tmp_path):
+    lone = r"ab\ud800c"  # as JSON text: a lone high surrogate, the third character
+    async with raw_agent(config_home, tmp_path) as (raw, sid):
+        for params, field in [
+            ('{"sessionId":"%s","prompt":[{"type":"text","text":"%s"}]}' % (sid, lone), "prompt.0.text"),
+            ('{"sessionId":"%s","prompt":[{"type":"text","text":"hi"}]}' % lone, "sessionId"),
+            ('{"sessionId":"%s","prompt":[{"type":"resource","resource":{"uri":"file:///a.py","text":"%s"}}]}' % (sid, lone),
+             "prompt.0.resource.text"),
+        ]:
+            await raw.send('{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":%s}' % params)
+            assert (await raw.answer(5))["error"] == {
+                "code": -32602, "message": f"Invalid params: {field}: invalid Unicode: a lone surrogate (\\ud800) at character 3"}
+        for method, params, field in [
+            ("session/set_mode", '{"sessionId":"%s","modeId":"%s"}' % (sid, lone), "modeId"),
+            ("session/load", '{"cwd":"%s","sessionId":"%s","mcpServers":[]}' % (raw.workspace, lone), "sessionId"),
+            ("session/new", '{"cwd":"/tmp/%s","mcpServers":[]}' % lone, "cwd"),
+        ]:
+            await raw.send('{"jsonrpc":"2.0","id":6,"method":"%s","params":%s}' % (method, params))
+            error = (await raw.answer(6))["error"]
+            assert error["code"] == -32602 and error["message"].startswith(f"Invalid params: {field}: invalid Unicode"), error
+        await goes_on(raw, sid)
 
 
 async def test_the_demo_over_acp_tells_the_whole_story(tmp_path):

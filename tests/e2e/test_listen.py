@@ -87,6 +87,7 @@ class Peer:
     notifications: list[dict]  # those skipped while waiting for a response
 
     def send(self, message: dict) -> None: ...
+    def send_text(self, body: str) -> None: ...  # a message as JSON text, written by hand
     def receive(self) -> dict | None: ...  # None: the server closed the connection
     def close(self) -> None: ...
 
@@ -136,8 +137,11 @@ class TcpPeer(Peer):
         self.notifications = []
 
     def send(self, message: dict) -> None:
-        body = json.dumps(message).encode()
-        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.send_text(json.dumps(message))
+
+    def send_text(self, body: str) -> None:
+        data = body.encode()
+        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(data) + data)
 
     def _fill(self) -> bool:
         chunk = self.sock.recv(65536)
@@ -167,7 +171,10 @@ class WsPeer(Peer):
         self.ws = self._open.enter_context(connect(f"ws://127.0.0.1:{port}", open_timeout=WAIT, **handshake))
 
     def send(self, message: dict) -> None:
-        self.ws.send(json.dumps(message))
+        self.send_text(json.dumps(message))
+
+    def send_text(self, body: str) -> None:
+        self.ws.send(body)
 
     def receive(self) -> dict | None:
         try:
@@ -432,3 +439,21 @@ def test_a_websocket_message_before_the_token_is_bounded_too(tmp_path, listen):
     big = "y" * (2 * PRE_AUTH_BODY)  # after the token, a large message is fine
     answer = client.request(1, "modus/prompt/get", {"mode": "code", "phase": "act", "agent": "modus", "padding": big})
     assert answer["result"]["text"]
+
+
+@both
+def test_wire_nesting_and_surrogates_over_the_network(tmp_path, listen, transport):
+    """The framing and the checks of stdio: a message nested too deeply is a parse error, a lone
+    surrogate in params is invalid params, and the client goes on being served."""
+    server = listen(transport)
+    peer = server.peer().attach(workspace(tmp_path, "ws"), server.token)
+    peer.send_text("[" * 100_000 + "]" * 100_000)
+    assert peer.response(None)["error"] == {"code": -32700, "message": "Parse error: nested deeper than 128 levels"}
+    peer.send_text('{"jsonrpc":"2.0","id":2,"method":"modus/state","params":{"x":%s}}' % ("[" * 500 + "]" * 500))
+    assert peer.response(2)["error"] == {"code": -32700, "message": "Parse error: nested deeper than 128 levels"}
+    peer.send_text(r'{"jsonrpc":"2.0","id":3,"method":"modus/chat/send","params":{"text":"ab\ud800c"}}')
+    assert peer.response(3)["error"] == {
+        "code": -32602, "message": "Invalid params for modus/chat/send: text: invalid Unicode: a lone surrogate (\\ud800) at character 3"}
+    assert peer.request(4, "modus/state")["result"]["mode"]["slug"] == "code"
+    peer.exit()
+    assert server.wait() == 0

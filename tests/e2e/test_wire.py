@@ -29,12 +29,16 @@ class RawServer:
             command or [sys.executable, "-m", "server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             cwd=workspace,
             env={**os.environ, "XDG_CONFIG_HOME": str(workspace / ".config")},
         )
         self.messages: queue.Queue[dict | None] = queue.Queue()
+        self.received: list[dict] = []  # every message taken from the queue, in order
+        self.stderr: list[str] = []  # read, or a full pipe would stop the server
         threading.Thread(target=self._read, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
 
     def send_bytes(self, data: bytes) -> None:
         self.proc.stdin.write(data)
@@ -43,6 +47,10 @@ class RawServer:
     def send(self, message: dict) -> None:
         body = json.dumps(message).encode()
         self.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def _drain(self) -> None:
+        for line in self.proc.stderr:
+            self.stderr.append(line.decode(errors="replace"))
 
     def _read(self) -> None:
         """Messages from the server's stdout, None at its end."""
@@ -59,6 +67,7 @@ class RawServer:
     def receive(self) -> dict:
         message = self.messages.get(timeout=30)  # a bound, so that a missing answer fails instead of hanging
         assert message is not None, "the server closed its output"
+        self.received.append(message)
         return message
 
     def response(self, msg_id) -> dict:
@@ -72,7 +81,9 @@ class RawServer:
         self.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"})
         self.response("bye")
         self.send({"jsonrpc": "2.0", "method": "exit"})
-        return self.proc.wait(10)
+        code = self.proc.wait(10)
+        self._drainer.join(10)  # stderr read to its end
+        return code
 
 
 @pytest.fixture
@@ -174,6 +185,197 @@ def test_invalid_params_of_a_standard_method_name_the_field(raw):
 def test_params_omitted_entirely(raw):
     raw.send({"jsonrpc": "2.0", "id": 3, "method": "modus/modes/list"})
     assert raw.response(3)["result"]["current"] == "code"
+
+
+# ---------------------------------------------------------------- what no parser may take whole
+# (issue 19): nesting beyond the limit, and lone surrogates. Each is answered (or dropped with a
+# log line), no answer carries a traceback, and the server answers the next request.
+
+DEEP = 100_000  # 200 KB of brackets: json.loads itself gives up (RecursionError)
+DECODABLE = 500  # json.loads takes it; structuring, validating or echoing it could recurse too far
+LIMIT = 128  # server.inbound.MAX_DEPTH
+TOO_DEEP = {"code": -32700, "message": f"Parse error: nested deeper than {LIMIT} levels"}
+LONE = r"ab\ud800c"  # as JSON text: a lone high surrogate, the third character
+
+
+def nested(levels: int, kind: str = "[") -> str:
+    """JSON text of `levels` nested arrays, or objects {"a": …}."""
+    return "[" * levels + "]" * levels if kind == "[" else '{"a":' * levels + "1" + "}" * levels
+
+
+def frame(body: str) -> bytes:
+    data = body.encode()
+    return b"Content-Length: %d\r\n\r\n" % len(data) + data
+
+
+def request(method: str, params: str, msg_id: int = 5) -> str:
+    """A request as JSON text (json.dumps itself cannot write what these tests send)."""
+    return '{"jsonrpc":"2.0","id":%d,"method":"%s","params":%s}' % (msg_id, method, params)
+
+
+def code_action(data: str) -> str:
+    """textDocument/codeAction params with one diagnostic whose `data` is `data` (5 levels down
+    from the message's top); the answer's quick fix carries the diagnostic back."""
+    span = '{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}'
+    return ('{"textDocument":{"uri":"file:///x.py"},"range":%s,"context":{"diagnostics":'
+            '[{"range":%s,"message":"m","data":%s}]}}' % (span, span, data))
+
+
+def no_traceback(server: RawServer) -> None:
+    assert "traceback" not in json.dumps(server.received).lower()
+
+
+def chat_works(server: RawServer, msg_id: int) -> bool:
+    """A message is sent, stored and answered (the turn ends before this returns)."""
+    server.send({"jsonrpc": "2.0", "id": msg_id, "method": "modus/chat/send", "params": {"text": "again"}})
+    conversation = server.response(msg_id)["result"]["conversationId"]
+    while not any(m.get("method") == "modus/update" and m["params"]["kind"] == "turn_ended"
+                  and m["params"]["conversationId"] == conversation for m in server.received):
+        server.receive()
+    return True
+
+
+def logged(server: RawServer, *words: str) -> list[str]:
+    """The window/logMessage lines received so far that hold all of `words`."""
+    lines = [m["params"]["message"] for m in server.received if m.get("method") == "window/logMessage"]
+    return [line for line in lines if all(w in line for w in words)]
+
+
+@pytest.mark.parametrize(
+    "body, msg_id",
+    [
+        (nested(DEEP), None),
+        (nested(DEEP, "{"), None),
+        (request("modus/chat/send", '{"text":"hi","x":%s}' % nested(DEEP)), None),  # its id cannot be read
+        (request("modus/chat/send", '{"text":"hi","x":%s}' % nested(DECODABLE)), 5),
+        (request("modus/chat/send", '{"text":"hi","x":%s}' % nested(DECODABLE, "{")), 5),
+        (request("modus/state", nested(DECODABLE, "{")), 5),
+        (request("textDocument/codeAction", code_action(nested(DECODABLE))), 5),  # the answer would echo it
+        (request("workspace/executeCommand", '{"command":"modus.switchMode","arguments":[%s]}' % nested(DECODABLE)), 5),
+        (request("modus/nosuch", nested(DECODABLE)), 5),
+        ('{"jsonrpc":"2.0","id":%s,"method":"modus/state","params":{}}' % nested(DECODABLE), None),  # in the id
+        (request("modus/chat/send", '{"text":"hi","x":%s}' % nested(LIMIT - 1)), 5),  # one level too many
+    ],
+    ids=["body", "body-objects", "chat-undecodable", "chat", "chat-objects", "params", "code-action", "command",
+         "unknown-method", "id", "limit+1"],
+)
+def test_wire_nesting_too_deep_is_a_parse_error_and_the_server_goes_on(raw, body, msg_id):
+    raw.send_bytes(frame(body))
+    assert raw.response(msg_id)["error"] == TOO_DEEP
+    assert state_works(raw, 9)
+    assert chat_works(raw, 10)
+    no_traceback(raw)
+    assert raw.close() == 0
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ('{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{"modus":{"x":%s}}}}'
+         % nested(DECODABLE), ["dropping workspace/didChangeConfiguration"]),
+        ('{"jsonrpc":"2.0","method":"$/setTrace","params":%s}' % nested(DECODABLE, "{"), ["dropping $/setTrace"]),
+        ('{"jsonrpc":"2.0","id":77,"result":%s}' % nested(DECODABLE), ["the answer to 77"]),  # nothing waits for it
+    ],
+    ids=["configuration", "notification", "response"],
+)
+def test_wire_nesting_too_deep_in_a_notification_or_a_response_is_dropped_with_a_log_line(raw, body, words):
+    raw.send_bytes(frame(body))
+    assert state_works(raw, 9)
+    assert [m for m in raw.received if "error" in m] == []
+    assert len(logged(raw, *words, f"nested deeper than {LIMIT} levels")) == 1
+    no_traceback(raw)
+
+
+def test_wire_nesting_up_to_the_limit_is_served(raw):
+    data = nested(LIMIT - 5)  # the message is LIMIT levels deep
+    raw.send_bytes(frame(request("textDocument/codeAction", code_action(data))))
+    [fix] = [action for action in raw.response(5)["result"] if action.get("diagnostics")]
+    assert json.dumps(fix["diagnostics"][0]["data"], separators=(",", ":")) == data
+    raw.send_bytes(frame(request("modus/chat/send", '{"text":"hi","x":%s}' % nested(LIMIT - 2, "{"), 6)))
+    assert "conversationId" in raw.response(6)["result"]
+    no_traceback(raw)
+
+
+def test_wire_nesting_in_initialization_options(tmp_path):
+    server = RawServer(tmp_path)
+    initialize = ('{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"processId":null,"rootUri":"%s",'
+                  '"capabilities":{},"initializationOptions":{"modus":{"x":%s}}}}')
+    try:
+        server.send_bytes(frame(initialize % (0, tmp_path.as_uri(), nested(DECODABLE))))
+        assert server.response(0)["error"] == TOO_DEEP
+        server.send_bytes(frame(initialize % (1, tmp_path.as_uri(), nested(DEEP, "{"))))
+        assert server.response(None)["error"] == TOO_DEEP
+        server.send_bytes(frame(initialize % (2, tmp_path.as_uri(), "{}")))  # initialize again: served
+        assert "capabilities" in server.response(2)["result"]
+        server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        assert state_works(server, 3)
+        no_traceback(server)
+        assert server.close() == 0
+    finally:
+        server.proc.kill()
+
+
+def invalid_unicode(method: str, field: str, at: int) -> dict:
+    return {"code": -32602, "message": f"Invalid params for {method}: {field}: invalid Unicode: a lone surrogate (\\ud800) at character {at}"}
+
+
+def command(name: str, argument: str) -> str:
+    return '{"command":"%s","arguments":[%s]}' % (name, argument)
+
+
+RANGE = '{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}'
+
+
+@pytest.mark.parametrize(
+    "method, params, field, at",
+    [
+        ("modus/chat/send", '{"text":"%s"}' % LONE, "text", 3),
+        ("modus/chat/send", '{"text":"hi","conversationId":"%s"}' % LONE, "conversationId", 3),
+        ("modus/chat/history", '{"conversationId":"%s"}' % LONE, "conversationId", 3),
+        ("modus/modes/switch", '{"slug":"%s"}' % LONE, "slug", 3),
+        ("modus/prompt/get", '{"mode":"%s"}' % LONE, "mode", 3),
+        ("modus/plan/approve", '{"feedback":"%s"}' % LONE, "feedback", 3),
+        ("workspace/executeCommand", command("modus.switchMode", '"%s"' % LONE), "arguments.0", 3),
+        ("workspace/executeCommand", command("modus.planSelection", '{"uri":"file:///%s.py","range":%s}' % (LONE, RANGE)), "arguments.0.uri", 11),  # file:///ab…
+        ("workspace/executeCommand", command("modus.startInMode", '{"mode":"code","uri":"file:///a.py","range":%s,"prompt":"%s"}' % (RANGE, LONE)),
+         "arguments.0.prompt", 3),
+        ("textDocument/codeAction", code_action('"%s"' % LONE), "context.diagnostics.0.data", 3),
+    ],
+    ids=["chat-text", "chat-conversation", "history", "switch", "prompt", "plan-feedback", "command-slug", "command-uri",
+         "command-prompt", "code-action"],
+)
+def test_wire_surrogate_in_a_request_is_invalid_params_naming_the_field(raw, method, params, field, at):
+    raw.send_bytes(frame(request(method, params)))
+    assert raw.response(5)["error"] == invalid_unicode(method, field, at)
+    assert state_works(raw, 9)
+    assert chat_works(raw, 10)
+    no_traceback(raw)
+    assert raw.close() == 0
+    assert not [line for line in raw.stderr if "Traceback" in line or "Logging error" in line]
+
+
+def test_wire_surrogate_in_a_key_and_in_an_unknown_method(raw):
+    raw.send_bytes(frame(request("modus/chat/send", '{"text":"hi","%s":1}' % LONE)))
+    assert raw.response(5)["error"] == {
+        "code": -32602,
+        "message": "Invalid params for modus/chat/send: params: invalid Unicode in a key: a lone surrogate (\\ud800) at character 3"}
+    raw.send_bytes(frame('{"jsonrpc":"2.0","id":6,"method":"modus/%s","params":{}}' % LONE))
+    assert raw.response(6)["error"] == {
+        "code": -32600, "message": "Invalid Request: method: invalid Unicode: a lone surrogate (\\ud800) at character 9"}
+    assert state_works(raw, 9)
+    no_traceback(raw)
+
+
+def test_wire_surrogate_in_a_notification_is_replaced_and_logged(raw):
+    """A notification cannot be answered: its lone surrogates become U+FFFD (one UTF-16 unit for
+    another, so an editor's document keeps its positions), with a log line."""
+    settings = '{"settings":{"modus":{"members":[{"handle":"ana","name":"%s"}]}}}' % LONE
+    raw.send_bytes(frame('{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":%s}' % settings))
+    raw.send({"jsonrpc": "2.0", "id": 5, "method": "modus/agents/list", "params": {}})
+    assert raw.response(5)["result"]["members"] == [{"handle": "ana", "name": "ab\ufffdc"}]
+    assert len(logged(raw, "workspace/didChangeConfiguration", "settings.modus.members.0.name", "U+FFFD")) == 1
+    assert chat_works(raw, 9)
+    no_traceback(raw)
 
 
 def test_requests_before_initialize_are_refused_politely(tmp_path):
