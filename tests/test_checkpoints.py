@@ -165,16 +165,30 @@ def test_gitignore_and_info_exclude_are_honoured(ws: Path, repo: ShadowRepo):
     assert (ws / "local-notes.md").read_text() == "mine, changed\n"
 
 
-def test_state_folder_in_the_workspace_is_never_held(ws: Path):
-    repo = ShadowRepo(ws, ws / ".modus" / "state")
+def test_state_folders_in_the_workspace_are_never_held(ws: Path, tmp_path: Path):
+    # the shadow repository in the user's state folder; the session's (stateDir, .modus/state) kept out
+    repo = ShadowRepo(ws, tmp_path / "user state", keep_out=[ws / "my state"])
     write(ws, "a.txt", "a\n")
     write(ws, ".modus/settings.json", "{}\n")
     write(ws, ".modus/state/modus.sqlite3", b"SQLite format 3\0")
+    write(ws, "my state/modus.sqlite3", b"SQLite format 3\0")
     checkpoint = repo.take("one")
     assert set(repo.files_at(checkpoint.id)) == {"a.txt", ".modus/settings.json"}
-    assert (ws / ".modus" / "state" / "checkpoints").is_dir()  # the shadow repository is there, unheld
+    assert repo.git_dir == tmp_path / "user state" / "checkpoints" / repo.dir.name / "git"
+    assert not (ws / ".modus" / "state" / "checkpoints").exists()
     write(ws, ".modus/state/modus.sqlite3", b"SQLite format 3\0more")
+    write(ws, "my state/modus.sqlite3", b"SQLite format 3\0more")
     assert repo.diff(checkpoint.id) == []
+
+
+def test_the_users_state_folder_in_the_workspace_is_never_held(ws: Path):
+    # a workspace that is the home folder holds the user's state folder
+    repo = ShadowRepo(ws, ws / ".local" / "state" / "modus")
+    write(ws, "a.txt", "a\n")
+    checkpoint = repo.take("one")
+    assert set(repo.files_at(checkpoint.id)) == {"a.txt"} and repo.git_dir.is_dir()
+    write(ws, "b.txt", "b\n")
+    assert [d.path for d in repo.diff(checkpoint.id)] == ["b.txt"]
 
 
 def test_large_and_binary_files_are_skipped_and_reported(ws: Path, tmp_path: Path):

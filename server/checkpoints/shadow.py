@@ -1,10 +1,14 @@
 """Checkpoints of a workspace in a shadow git repository: `take`, `list`, `diff`, `files_at`,
 `restore` (what restoring would write) and `restore_on_disk`.
 
-The shadow repository lives at `<stateDir>/checkpoints/<hash of the workspace path>/git` and
-is driven with GIT_DIR and GIT_WORK_TREE=<workspace>: nothing is written inside the workspace
-(but the state folder, when it lies there, which checkpoints never hold), and the user's own
-`.git` is never read but for its `info/exclude`.
+The shadow repository lives at `<state folder>/checkpoints/<hash of the workspace's real
+path>/git`, the state folder being the user's own (`$XDG_STATE_HOME/modus`, which the caller
+passes), never one in the workspace: a repository cannot ship a shadow repository, nor its
+config, hooks or index, by knowing where it will be cloned. Shadow repositories that earlier
+versions kept under the workspace's `.modus/state/checkpoints/` are not read any more (anyone
+who could write the workspace could have planted them); their checkpoints are not listed. The
+shadow repository is driven with GIT_DIR and GIT_WORK_TREE=<workspace>: nothing is written
+inside the workspace, and the user's own `.git` is never read but for its `info/exclude`.
 
 A checkpoint is a commit on `refs/heads/checkpoints`, one per `take`, even when nothing changed
 (its `changed` is then False): each take has its own id, message and time. Its tree holds the
@@ -161,7 +165,12 @@ class ShadowRepo:
     - `max_files`: a checkpoint that would hash more files than this at once is refused (a
       workspace that is someone's home folder);
     - `exclude`: more .gitignore patterns, relative to the workspace;
+    - `keep_out`: folders never held besides the state folder (the session's own state folder,
+      when it lies in the workspace);
     - `timeout`: the longest one git command may run, in seconds.
+
+    `state_dir` is where the shadow repository lives: the user's own state folder, outside any
+    repository (see the module's docstring); a workspace's `.modus/state` is always left out.
     """
 
     def __init__(
@@ -173,6 +182,7 @@ class ShadowRepo:
         max_binary_bytes: int = 1 * MiB,
         max_files: int = 200_000,
         exclude: Sequence[str] = (),
+        keep_out: Sequence[str | os.PathLike] = (),
         timeout: float = 120.0,
     ):
         self.root = Path(os.path.realpath(workspace))
@@ -183,6 +193,7 @@ class ShadowRepo:
         self.max_binary_bytes = max_binary_bytes
         self.max_files = max_files
         self.exclude = tuple(exclude)
+        self.keep_out = tuple(Path(os.path.abspath(folder)) for folder in keep_out)
         self.timeout = timeout
         #: Set when a damaged shadow repository was moved aside and a new one started: what to
         #: tell the user (once), naming both.
@@ -337,10 +348,11 @@ class ShadowRepo:
             "/.modus/state/",
             ".modus-restore-*",  # a restore's temporary file, left by a crash
         ]
-        for folder in (self.state_dir, Path(os.path.realpath(self.state_dir))):
-            rel = _inside(folder, self.root)
-            if rel is not None:
-                lines.append("/" + _ignore_literal(rel) + "/")
+        for folder in (self.state_dir, *self.keep_out):
+            for path in (folder, Path(os.path.realpath(folder))):
+                rel = _inside(path, self.root)
+                if rel is not None:
+                    lines.append("/" + _ignore_literal(rel) + "/")
         lines.extend(p for p in self.exclude if p.strip())
         return "\n".join(dict.fromkeys(lines)) + "\n"
 

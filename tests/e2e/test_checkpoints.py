@@ -4,7 +4,10 @@ workspace/applyEdit or on disk, the conversation cut back, a restore undone)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
+from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
@@ -122,3 +125,38 @@ async def test_no_restore_while_a_turn_runs(editor, workspace):
     assert refused.value.message == f"restore: a turn is running in conversation {sent['conversationId']}; cancel it first"
     await editor.request(methods.CHAT_CANCEL, {"conversationId": sent["conversationId"]})
     await editor.wait_for(lambda: editor.of_kind("turn_ended"))
+
+
+# ---------------------------------------------------------------------- untrusted input
+
+
+async def test_untrusted_shadow_repository_shipped_in_the_workspace_is_never_used(editor, workspace, tmp_path):
+    """A repository that knows where it will be cloned ships, where earlier versions kept the
+    shadow repository (`<stateDir>/checkpoints/<hash of the workspace's path>/git`), one whose
+    config runs a program (core.fsmonitor) and whose hooks do: checkpoints are kept elsewhere
+    (the user's own state folder) and run neither."""
+    marker = tmp_path / "it ran"
+    run = workspace / "tools" / "fsmonitor.sh"
+    run.parent.mkdir()
+    run.write_text(f"#!/bin/sh\necho \"$0\" >> '{marker}'\n")
+    run.chmod(0o755)
+    old_hash = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:16]  # as the old code did
+    planted = Path(os.path.realpath(workspace / ".modus" / "state")) / "checkpoints" / old_hash / "git"
+    subprocess.run(["git", "init", "-q", "--bare", "--template=", str(planted)], check=True, env={"PATH": os.environ["PATH"]})
+    (planted / "config").write_text(f"[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = {run}\n")
+    (planted / "info").mkdir()
+    (planted / "hooks").mkdir()
+    for hook in ("post-index-change", "reference-transaction"):
+        (planted / "hooks" / hook).write_text(run.read_text())
+        (planted / "hooks" / hook).chmod(0o755)
+
+    listed = await edited(editor, workspace)
+
+    assert not marker.exists(), marker.read_text()
+    assert [c["label"] for c in listed["checkpoints"]] == [
+        "modus's turn starts", "before write_to_file new.txt", "before write_to_file old.txt",
+    ]
+    new_hash = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:16]
+    assert (Path(os.environ["XDG_STATE_HOME"]) / "modus" / "checkpoints" / new_hash / "git" / "HEAD").is_file()
+    assert not (planted / "refs" / "heads" / "checkpoints").exists()  # nothing was written there either
+
