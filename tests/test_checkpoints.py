@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -613,6 +614,110 @@ def test_takes_from_several_processes_are_serialised(ws: Path, repo: ShadowRepo,
 def test_a_huge_or_odd_dot_git_file_of_the_workspace_is_not_read_whole(ws: Path, repo: ShadowRepo):
     write(ws, "a.txt", "a\n")
     (ws / ".git").write_bytes(b"gitdir: " + b"x" * (8 * 1024 * 1024))  # a repository's 8 MiB trap
-    assert repo._workspace_exclude_file() == os.devnull
+    assert repo._workspace_exclude_file() is None
     checkpoint = repo.take("with an odd .git file")
     assert repo.files_at(checkpoint.id, ["a.txt"])["a.txt"].text == "a\n"  # the checkpoint still holds the files
+
+
+# ---------------------------------------------------------------------- untrusted input: the shadow's own config
+
+#: A hostile value for each command-valued key of git's config that a command of the engine
+#: could read, written into the shadow repository's own config (as a repository could ship it
+#: when the shadow lived at a predictable path in the workspace, or an edit could write it):
+#: (id, config text, the workspace's .gitattributes). `{run}` is a script that leaves a marker.
+HOSTILE_CONFIG = [
+    ("core_fsmonitor", "[core]\n\tfsmonitor = {run}\n", None),
+    ("core_hooks_path", "[core]\n\thooksPath = {hooks}\n", None),
+    ("hooks_in_the_shadows_own_hooks_folder", "", None),  # $GIT_DIR/hooks: git's default hooksPath
+    ("include_path", "[include]\n\tpath = {included}\n", None),
+    ("include_if", "[includeIf \"gitdir:/\"]\n\tpath = {included}\n", None),
+    ("diff_external", "[diff]\n\texternal = {run}\n", None),
+    ("diff_driver_command_and_textconv", "[diff \"evil\"]\n\tcommand = {run}\n\ttextconv = {run}\n", "* diff=evil\n"),
+    ("diff_driver_by_attributes_file",
+     "[core]\n\tattributesFile = {attributes}\n[diff \"evil\"]\n\tcommand = {run}\n\ttextconv = {run}\n", None),
+    ("filter_clean_smudge", "[filter \"evil\"]\n\tclean = {run}\n\tsmudge = {run}\n", "* filter=evil\n"),
+    ("filter_process", "[filter \"evil\"]\n\tprocess = {run}\n", "* filter=evil\n"),
+    ("filter_by_attributes_file", "[core]\n\tattributesFile = {attributes}\n[filter \"evil\"]\n\tclean = {run}\n", None),
+    ("gpg_program", "[commit]\n\tgpgSign = true\n[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {run}\n", None),
+    ("pager_editor_askpass", "[core]\n\tpager = {run}\n\teditor = {run}\n\taskPass = {run}\n[pager]\n\tlog = {run}\n"
+     "[sequence]\n\teditor = {run}\n[credential]\n\thelper = !{run}\n", None),
+    # a promisor remote: git fetches an object it lacks from it (a checkpoint id of 40 digits)
+    ("promisor_over_ssh_command", "[core]\n\tsshCommand = {run}\n[remote \"x\"]\n\turl = ssh://example.invalid/r\n"
+     "\tpromisor = true\n", None),
+    ("promisor_over_ext", "[protocol \"ext\"]\n\tallow = always\n[remote \"x\"]\n\turl = ext::{run} %S\n\tpromisor = true\n",
+     None),
+    ("promisor_upload_pack", "[protocol]\n\tallow = always\n[remote \"x\"]\n\turl = {folder}\n\tuploadpack = {run}\n"
+     "\tpromisor = true\n", None),
+]
+
+
+@pytest.mark.parametrize("config, attributes", [row[1:] for row in HOSTILE_CONFIG], ids=[row[0] for row in HOSTILE_CONFIG])
+def test_untrusted_shadow_config_runs_nothing(ws: Path, repo: ShadowRepo, tmp_path: Path, config: str, attributes: str | None):
+    marker = tmp_path / "it ran"
+    run = write(tmp_path, "evil/run.sh", f"#!/bin/sh\necho \"$0 $*\" >> '{marker}'\n", mode=0o755)
+    hooks = tmp_path / "evil" / "hooks"
+    for name in ("post-index-change", "reference-transaction", "pre-auto-gc", "post-commit", "post-checkout"):
+        write(hooks, name, run.read_text(), mode=0o755)
+        write(repo.git_dir, f"hooks/{name}", run.read_text(), mode=0o755)
+    write(tmp_path, "evil/included", f"[core]\n\tfsmonitor = {run}\n")
+    write(tmp_path, "evil/attributes", "* diff=evil filter=evil\n")
+    write(ws, "a.txt", "a\n")
+    write(ws, "b.dat", "b\n")
+    first = repo.take("one")
+    if attributes:
+        write(ws, ".gitattributes", attributes)
+    with open(repo.git_dir / "config", "a", encoding="utf-8") as shadow_config:
+        shadow_config.write(config.format(run=run, hooks=hooks, included=tmp_path / "evil/included",
+                                          attributes=tmp_path / "evil/attributes", folder=tmp_path / "evil"))
+    write(ws, "a.txt", "a, changed\n")
+    write(ws, "c.txt", "new\n")
+
+    second = repo.take("two")
+    assert second.changed
+    assert {d.path for d in repo.diff(first.id)} >= {"a.txt", "c.txt"}
+    assert {c.path for c in repo.restore(first.id)} >= {"a.txt", "c.txt"}
+    with pytest.raises(CheckpointError, match="No checkpoint"):
+        repo.get("1" * 40)  # an object the shadow repository lacks
+    repo.restore_on_disk(first.id)
+    repo.list()
+    repo.compact()
+    assert (ws / "a.txt").read_text() == "a\n"
+    assert not marker.exists(), marker.read_text()
+
+
+# ---------------------------------------------------------------------- untrusted input: FIFOs git would open
+
+
+def fifo(root: Path, rel: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+def quick_take(repo: ShadowRepo, message: str, seconds: float = 5.0):
+    """A take that must end within `seconds` (git's open() of a FIFO would wait forever)."""
+    started = time.monotonic()
+    checkpoint = repo.take(message)
+    assert time.monotonic() - started < seconds
+    return checkpoint
+
+
+@pytest.fixture
+def impatient(ws: Path, tmp_path: Path) -> ShadowRepo:
+    """A shadow repository whose git commands are stopped after 20 s (not 120: a test that fails fails sooner)."""
+    shadow = ShadowRepo(ws, tmp_path / "state", timeout=20)
+    assert shadow.available(), shadow.reason
+    return shadow
+
+
+def test_untrusted_fifo_info_exclude_is_not_read(ws: Path, impatient: ShadowRepo, caplog: pytest.LogCaptureFixture):
+    repo = impatient
+    user_git(ws, "init", "-q")
+    (ws / ".git" / "info" / "exclude").unlink(missing_ok=True)
+    fifo(ws, ".git/info/exclude")
+    write(ws, "a.txt", "a\n")
+    checkpoint = quick_take(repo, "one")
+    assert set(repo.files_at(checkpoint.id)) == {"a.txt"}
+    assert "exclude is not read (it is a FIFO, not a regular file)" in caplog.text
+

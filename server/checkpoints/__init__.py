@@ -1,7 +1,7 @@
 """Checkpoints: the workspace's files at any step of an agent's work, in a shadow git
 repository in the user's own state folder (never in the workspace), to look at (`diff`,
 `files_at`) and to go back to (`restore`, `restore_on_disk`). See shadow.py for how,
-restore.py for restoring.
+restore.py for restoring, git.py for what keeps git from running anything a repository chose.
 
 For the caller (every method blocks: run it with anyio.to_thread.run_sync; calls on one
 workspace are serialised, across threads and processes):

@@ -8,7 +8,9 @@ config, hooks or index, by knowing where it will be cloned. Shadow repositories 
 versions kept under the workspace's `.modus/state/checkpoints/` are not read any more (anyone
 who could write the workspace could have planted them); their checkpoints are not listed. The
 shadow repository is driven with GIT_DIR and GIT_WORK_TREE=<workspace>: nothing is written
-inside the workspace, and the user's own `.git` is never read but for its `info/exclude`.
+inside the workspace, and the user's own `.git` is never read but for its `info/exclude`, read
+as untrusted input (a regular file, bounded) and copied into the shadow's own exclude file.
+Nothing in any config file is trusted to keep git from running a program: see git.py.
 
 A checkpoint is a commit on `refs/heads/checkpoints`, one per `take`, even when nothing changed
 (its `changed` is then False): each take has its own id, message and time. Its tree holds the
@@ -69,6 +71,8 @@ MAX_NESTING = 8
 SNIFF = 8000
 #: Stale lock files of git commands that died (the flock says no other Modus is at work).
 LOCK_FILES = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock", f"{REF}.lock")
+#: The largest `.git/info/exclude` of the workspace that is read.
+MAX_EXCLUDE_BYTES = 1 * MiB
 
 Kind = Literal["file", "executable", "symlink"]
 
@@ -205,6 +209,7 @@ class ShadowRepo:
         self._git: Git | None = None
         self._head_tree: tuple[str, str] | None = None  # (commit, its tree) of the last head seen
         self._root_b = os.fsencode(self.root)
+        self._exclude_told = False
 
     # ------------------------------------------------------------------ availability
 
@@ -224,7 +229,7 @@ class ShadowRepo:
             self._reason = f"Checkpoints are off: the workspace {self.root} is not a folder."
         else:
             home = self.dir / "home"
-            self._git = Git(binary, shadow_environment(self.git_dir, self.root, home), self.root, self.timeout)
+            self._git = Git(binary, shadow_environment(self.git_dir, self.root, home), self.root, self.timeout, home)
             try:
                 with self._locked():
                     self._prepare()
@@ -269,12 +274,13 @@ class ShadowRepo:
         if not (self.git_dir / "HEAD").is_file():
             self._init()
         try:
+            (self.dir / "home").mkdir(exist_ok=True)  # where git runs when it needs no work tree
             for name in LOCK_FILES:
                 stale = self.git_dir / name
                 if stale.exists():
                     log.warning("checkpoints: removing %s, left by a git command that did not finish", stale)
                     stale.unlink(missing_ok=True)
-            self._write(self.git_dir / "modus.config", shadow_config(self._workspace_exclude_file()))
+            self._write(self.git_dir / "modus.config", shadow_config())
             self._write(self.git_dir / "info" / "exclude", self._exclude_text())
             self._write(self.git_dir / "info" / "attributes", ATTRIBUTES)
         except OSError as exc:
@@ -289,7 +295,7 @@ class ShadowRepo:
             (self.dir / "home").mkdir(parents=True, exist_ok=True)
             if self.git_dir.exists():  # half made: kept aside, never deleted
                 self._move_aside("it was left half made")
-            git.run("init", "--quiet", "--template=")
+            git.run("init", "--quiet", "--template=", worktree=True)
             git.run("symbolic-ref", "HEAD", REF)
             with open(self.git_dir / "config", "a", encoding="utf-8") as config:
                 config.write("[include]\n\tpath = modus.config\n")
@@ -323,28 +329,45 @@ class ShadowRepo:
         tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
         os.replace(tmp, path)
 
-    def _workspace_exclude_file(self) -> str:
-        """The workspace's own `.git/info/exclude` (a `.git` file of a worktree or submodule
-        followed to its common folder), or /dev/null."""
+    def _workspace_exclude_file(self) -> Path | None:
+        """Where the workspace's own `.git/info/exclude` is (a `.git` file of a worktree or
+        submodule followed to its common folder), or None. The `.git` file and `commondir` are
+        the repository's: read as untrusted (a few bytes, regular files), or not at all."""
         dotgit = self.root / ".git"
         try:
             if dotgit.is_dir():
-                return str(dotgit / "info" / "exclude")
-            if dotgit.is_file():  # a repository's file: a few bytes, or it is not read
-                first = (read_text(dotgit, 4096) or "").splitlines()[0]
-                if first.startswith("gitdir:"):
-                    gitdir = (self.root / first[len("gitdir:"):].strip()).resolve()
-                    common = gitdir / "commondir"
-                    if common.is_file():
-                        gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
-                    return str(gitdir / "info" / "exclude")
+                return dotgit / "info" / "exclude"
+            first = (read_text(dotgit, 4096) or "").splitlines()[0]
+            if first.startswith("gitdir:"):
+                gitdir = (self.root / first[len("gitdir:"):].strip()).resolve()
+                common = read_text(gitdir / "commondir", 4096)
+                if common is not None and common.strip():
+                    gitdir = (gitdir / common.strip()).resolve()
+                return gitdir / "info" / "exclude"
         except (OSError, IndexError, Refused):
             pass
-        return os.devnull
+        return None
+
+    def _workspace_excludes(self) -> list[str]:
+        """The lines of the workspace's `.git/info/exclude`, read as untrusted input (a regular
+        file, at most MAX_EXCLUDE_BYTES: git itself would wait forever on a FIFO), or none (the
+        reason logged once)."""
+        path = self._workspace_exclude_file()
+        if path is None:
+            return []
+        try:
+            text = read_text(path, MAX_EXCLUDE_BYTES)
+        except Refused as exc:
+            if not self._exclude_told:
+                self._exclude_told = True
+                log.warning("checkpoints: %s is not read (%s); its patterns do not apply to checkpoints", path, exc)
+            return []
+        return text.splitlines() if text else []
 
     def _exclude_text(self) -> str:
-        lines = [
-            "# Written by Modus: what checkpoints never hold (besides .gitignore files)",
+        """The shadow's `info/exclude`: the workspace's own `.git/info/exclude` first, then what
+        checkpoints never hold (last: a pattern of the workspace's cannot take it back)."""
+        ours = [
             "/.modus/state/",
             ".modus-restore-*",  # a restore's temporary file, left by a crash
         ]
@@ -352,9 +375,14 @@ class ShadowRepo:
             for path in (folder, Path(os.path.realpath(folder))):
                 rel = _inside(path, self.root)
                 if rel is not None:
-                    lines.append("/" + _ignore_literal(rel) + "/")
-        lines.extend(p for p in self.exclude if p.strip())
-        return "\n".join(dict.fromkeys(lines)) + "\n"
+                    ours.append("/" + _ignore_literal(rel) + "/")
+        ours += [p for p in self.exclude if p.strip()]
+        return "\n".join([
+            "# Written by Modus. The workspace's .git/info/exclude:",
+            *self._workspace_excludes(),
+            "# What checkpoints never hold:",
+            *dict.fromkeys(ours),
+        ]) + "\n"
 
     # ------------------------------------------------------------------ snapshots
 
@@ -366,7 +394,7 @@ class ShadowRepo:
         args: list[str | bytes] = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
         if pathspecs:
             args += ["--", *pathspecs]
-        fields = git.run(*args).split(b"\0")
+        fields = git.run(*args, worktree=True).split(b"\0")
         entries, i = [], 0
         while i < len(fields):
             entry = fields[i]
@@ -440,7 +468,7 @@ class ShadowRepo:
         try:
             head = self._head()
             if head is not None:
-                git.run("read-tree", head[0])
+                git.run("read-tree", head[0], worktree=True)
         except CheckpointError:
             index.unlink(missing_ok=True)
 
@@ -449,7 +477,7 @@ class ShadowRepo:
         assert git is not None
         try:
             git.run("rev-parse", "--verify", "--quiet", "HEAD^{tree}", ok=(0, 1))  # 1: no checkpoint yet
-            git.run("write-tree")
+            git.run("write-tree", worktree=True)
             return True
         except CheckpointError:
             return False
@@ -484,9 +512,12 @@ class ShadowRepo:
             # removals first: a file that became a folder (or the reverse) must leave the index
             # before what replaces it comes in
             if drop:
-                git.run("update-index", "--force-remove", "-z", "--stdin", input=b"\0".join(drop) + b"\0")
+                git.run("update-index", "--force-remove", "-z", "--stdin", input=b"\0".join(drop) + b"\0", worktree=True)
             if add:
-                git.run("update-index", "--add", "--remove", "--replace", "-z", "--stdin", input=b"\0".join(add) + b"\0")
+                git.run(
+                    "update-index", "--add", "--remove", "--replace", "-z", "--stdin", input=b"\0".join(add) + b"\0",
+                    worktree=True,
+                )
             if not nested:
                 break
             if depth == MAX_NESTING:
@@ -497,9 +528,9 @@ class ShadowRepo:
             # look into those folders; their .git is never taken (git skips any entry so named)
             empty = self._empty_blob()
             info = b"".join(b"100644 %s\t%s%s\0" % (empty, p, PLACEHOLDER) for p in nested)
-            git.run("update-index", "-z", "--index-info", input=info)
+            git.run("update-index", "-z", "--index-info", input=info, worktree=True)
             pathspecs = nested
-        tree = git.run("write-tree").strip().decode()
+        tree = git.run("write-tree", worktree=True).strip().decode()
         return tree, skipped
 
     def _empty_blob(self) -> bytes:
