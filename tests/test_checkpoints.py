@@ -711,6 +711,87 @@ def impatient(ws: Path, tmp_path: Path) -> ShadowRepo:
     return shadow
 
 
+def test_untrusted_fifo_gitignore_in_a_subfolder_leaves_that_folder_out(ws: Path, impatient: ShadowRepo):
+    repo = impatient
+    write(ws, "a.txt", "a\n")
+    write(ws, "vendor/lib.py", "lib\n")
+    first = repo.take("one")
+    fifo(ws, "vendor/.gitignore")
+    write(ws, "vendor/new.py", "new\n")
+    write(ws, "a.txt", "a, changed\n")
+
+    second = quick_take(repo, "two")
+    [left_out] = [s for s in second.skipped if s.path == "vendor/"]
+    assert "vendor/.gitignore is a FIFO" in left_out.reason and "git would wait forever" in left_out.reason
+    assert set(repo.files_at(second.id)) == {"a.txt"}
+    diffs = {d.path: d for d in repo.diff(first.id)}
+    assert diffs["a.txt"].status == "modified"
+    assert diffs["vendor/lib.py"].status == "modified"  # not "deleted": not compared
+    assert "not compared, its folder vendor/ is now left out of checkpoints" in diffs["vendor/lib.py"].text
+    assert "vendor/new.py" not in diffs
+    assert quick_take(repo, "three").skipped == second.skipped  # the folder stays out while its .gitignore is a FIFO
+
+    (ws / "vendor" / ".gitignore").unlink()
+    back = quick_take(repo, "four")
+    assert back.skipped == () and set(repo.files_at(back.id)) == {"a.txt", "vendor/lib.py", "vendor/new.py"}
+    done = repo.restore_on_disk(second.id)  # it did not hold vendor/: its files are left alone, not deleted
+    assert {c.path for c in done} == set() and (ws / "vendor" / "new.py").read_text() == "new\n"
+
+
+@pytest.mark.parametrize("name", [".gitignore", ".gitattributes"])
+def test_untrusted_fifo_at_the_workspace_root_turns_checkpoints_off(ws: Path, impatient: ShadowRepo, name: str):
+    repo = impatient
+    write(ws, "a.txt", "a\n")
+    repo.take("one")
+    fifo(ws, name)
+    started = time.monotonic()
+    assert not repo.available()
+    assert repo.reason == (
+        f"Checkpoints are off: {ws / name} is a FIFO (a named pipe), not a regular file, and git would wait "
+        "forever to read it. Remove it (or make it a regular file) to have checkpoints again."
+    )
+    with pytest.raises(CheckpointsUnavailable, match="is a FIFO"):
+        repo.take("two")
+    assert time.monotonic() - started < 5
+    (ws / name).unlink()
+    assert repo.available() and repo.reason is None
+    assert quick_take(repo, "three").parent is not None
+
+
+def test_untrusted_fifo_gitattributes_in_a_subfolder_leaves_that_folder_out(ws: Path, impatient: ShadowRepo):
+    repo = impatient
+    write(ws, "a.txt", "a\n")
+    write(ws, "sub/b.txt", "b\n")
+    first = repo.take("one")
+    fifo(ws, "sub/.gitattributes")
+    write(ws, "sub/b.txt", "b, changed\n")  # hashed again: git looks up its attributes
+    second = quick_take(repo, "two")
+    assert [s.path for s in second.skipped] == ["sub/"] and "sub/.gitattributes is a FIFO" in second.skipped[0].reason
+    started = time.monotonic()
+    diffs = {d.path: d for d in repo.diff(first.id)}  # the patch of sub/b.txt reads no attributes of the workspace
+    assert diffs["sub/b.txt"].status == "modified" and "not compared" in diffs["sub/b.txt"].text
+    assert {c.path for c in repo.restore(first.id)} == {"sub/b.txt"}  # the checkpoint's text over what is there
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("nested", ["head", "commondir", "git file"])
+def test_untrusted_fifo_in_a_nested_repository_leaves_it_out(ws: Path, impatient: ShadowRepo, nested: str):
+    repo = impatient
+    write(ws, "a.txt", "a\n")
+    gitdir = ws / "nest" / ("gd" if nested == "git file" else ".git")
+    (gitdir / "objects").mkdir(parents=True)
+    (gitdir / "refs").mkdir()
+    if nested == "git file":
+        write(ws, "nest/.git", "gitdir: gd\n")
+    if nested == "commondir":
+        write(gitdir, "HEAD", "ref: refs/heads/main\n")
+    fifo(gitdir, "commondir" if nested == "commondir" else "HEAD")
+    write(ws, "nest/n.txt", "n\n")
+    checkpoint = quick_take(repo, "one")
+    assert [s.path for s in checkpoint.skipped] == ["nest/"] and "is a FIFO" in checkpoint.skipped[0].reason
+    assert set(repo.files_at(checkpoint.id)) == {"a.txt"}
+
+
 def test_untrusted_fifo_info_exclude_is_not_read(ws: Path, impatient: ShadowRepo, caplog: pytest.LogCaptureFixture):
     repo = impatient
     user_git(ws, "init", "-q")
@@ -721,3 +802,31 @@ def test_untrusted_fifo_info_exclude_is_not_read(ws: Path, impatient: ShadowRepo
     assert set(repo.files_at(checkpoint.id)) == {"a.txt"}
     assert "exclude is not read (it is a FIFO, not a regular file)" in caplog.text
 
+
+def test_untrusted_fifo_where_the_system_cannot_tell_git_waits(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Without /proc (macOS, BSD), git's timeout is what says it waits: then the same."""
+    monkeypatch.setattr("server.checkpoints.git.waiting_on_fifo", lambda pid: None)
+    repo = ShadowRepo(ws, tmp_path / "state", timeout=2)
+    write(ws, "a.txt", "a\n")
+    fifo(ws, "vendor/.gitignore")
+    checkpoint = quick_take(repo, "one", seconds=10)
+    assert [s.path for s in checkpoint.skipped] == ["vendor/"] and set(repo.files_at(checkpoint.id)) == {"a.txt"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="Linux's /proc")
+def test_waiting_on_fifo_sees_an_open_that_waits_for_a_writer(tmp_path: Path):
+    from server.checkpoints.git import waiting_on_fifo
+
+    reader = subprocess.Popen(["cat", str(fifo(tmp_path, "pipe"))], stdout=subprocess.DEVNULL)
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        deadline = time.monotonic() + 5
+        while (not waiting_on_fifo(reader.pid) or waiting_on_fifo(sleeper.pid) is None) and time.monotonic() < deadline:
+            time.sleep(0.05)  # (each in its place: a process just started runs, its wchan reads "0")
+        assert waiting_on_fifo(reader.pid) is True
+        assert waiting_on_fifo(sleeper.pid) is False
+    finally:
+        reader.kill()
+        sleeper.kill()
+        reader.wait()
+        sleeper.wait()

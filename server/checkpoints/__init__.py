@@ -11,6 +11,7 @@ workspace are serialised, across threads and processes):
     if not repo.available(): tell the user repo.reason once; checkpoints stay off
     cp = repo.take("before write_to_file src/app.py", meta={"conversationId": c, "toolCallId": t})
     cp.id, cp.changed, cp.skipped                          # commit hash; files differ from the last?; left out, why
+                                                           # (a folder, as "<folder>/": git would wait on a FIFO there)
     repo.list(meta={"conversationId": c})                  # newest first
     repo.diff(cp.id)                                       # [FileDiff(path, status, text, binary)]
     repo.take("before restoring " + cp.id)                  # makes the restore itself undoable

@@ -5,7 +5,10 @@ ignore files from the home folder, no GIT_* variables inherited from the server'
 No config file is trusted to keep git safe, not even the shadow repository's own: every setting
 that would make git run a program, open a file of its choosing or reach a remote is given on the
 command line of every command (`git -c key=value`, which outranks every config file and every
-file they include; see SAFETY). The config files hold only what makes checkpoints fast."""
+file they include; see SAFETY). The config files hold only what makes checkpoints fast.
+
+A command that waits to open a FIFO (a `.gitignore` that a repository made a named pipe: git's
+open() blocks until a writer comes) is noticed while it waits and stopped: `GitStuck`."""
 
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -83,8 +88,44 @@ SAFETY: tuple[tuple[str, str], ...] = (
     # extensions.partialClone, which -c cannot unset) finds every protocol refused, so no ssh
     # command, remote helper (ext::) or upload-pack program of a config's choosing runs.
     ("protocol.allow", "never"),
-    *((f"protocol.{name}.allow", "never") for name in ("file", "git", "ssh", "http", "https", "ftp", "ftps", "ext", "fd")),
+    *((f"protocol.{name}.allow", "never")
+      for name in ("file", "git", "ssh", "http", "https", "ftp", "ftps", "ext", "fd")),
 )
+
+#: How often a running command is looked at, in seconds, and for how long in a row it must be
+#: seen waiting on a FIFO to be stopped.
+LOOK_EVERY = 0.2
+LOOKS_WAITING = 2
+
+
+class GitStuck(CheckpointError):
+    """A git command was stopped: it waited to open a FIFO (`on_fifo`), or ran past its time."""
+
+    def __init__(self, message: str, on_fifo: bool):
+        super().__init__(message)
+        self.on_fifo = on_fifo
+
+
+def waiting_on_fifo(pid: int) -> bool | None:
+    """Whether a thread of the process waits in open() for the other end of a FIFO (Linux: its
+    wchan is the kernel's `wait_for_partner`); None where the system cannot tell (no /proc, or
+    wchan hidden: it reads "0" for every thread)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    told = False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/wchan", "rb") as file:
+                where = file.read(64).strip()
+        except OSError:
+            continue
+        if where == b"wait_for_partner":
+            return True
+        told = told or where not in (b"", b"0")  # "0": running, or a kernel that does not say
+    return False if told else None
+
 
 def clean_environment() -> dict[str, str]:
     """The server's environment without any GIT_* variable (GIT_DIR, GIT_INDEX_FILE,
@@ -197,22 +238,67 @@ class Git:
         env: dict[str, str] | None = None, worktree: bool = False,
     ) -> bytes:
         """stdout of `git args…` (with SAFETY before them); CheckpointError naming the command and
-        git's own words when its exit status is not in `ok` or it runs past the timeout."""
-        base, cwd, bare = (self.env, self.cwd, []) if worktree else (self._bare_env, self.outside, ["-c", "core.bare=true"])
+        git's own words when its exit status is not in `ok`, GitStuck when it waits to open a
+        FIFO or runs past the timeout (it is stopped). Its stdin is `input`, or nothing: never
+        the server's own. (`input` is handed over as a temporary file: the watch below waits in
+        slices, and Popen.communicate cannot go on writing an input after a slice ran out.)"""
+        limit = timeout or self.timeout
+        if worktree:
+            base, cwd, bare = self.env, self.cwd, []
+        else:
+            base, cwd, bare = self._bare_env, self.outside, ["-c", "core.bare=true"]
         command = [self.binary, "--no-pager", *self._safety, *bare, *args]
+        stdin = tempfile.TemporaryFile() if input is not None else subprocess.DEVNULL
         try:
-            done = subprocess.run(
-                command, input=input, capture_output=True, env={**base, **env} if env else base, cwd=cwd,
-                timeout=timeout or self.timeout,
+            if input is not None:
+                stdin.write(input)
+                stdin.seek(0)
+            process = subprocess.Popen(
+                command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env={**base, **env} if env else base, cwd=cwd,
             )
-        except subprocess.TimeoutExpired:
-            raise CheckpointError(f"git {_name(args)} took longer than {timeout or self.timeout:g} s and was stopped") from None
         except OSError as exc:
             raise CheckpointError(f"git {_name(args)} could not start: {exc}") from None
-        if done.returncode not in ok:
-            said = done.stderr.decode("utf-8", "replace").strip() or done.stdout.decode("utf-8", "replace").strip()
-            raise GitFailed(f"git {_name(args)} failed (exit {done.returncode}): {said[:2000]}", done.returncode, said)
-        return done.stdout
+        finally:
+            if input is not None:
+                stdin.close()  # git has its own descriptor of it
+        with process:
+            try:
+                stdout, stderr = _watch(process, limit, _name(args))
+            except BaseException:  # never left running (leaving the `with` waits for it)
+                _stop(process)
+                raise
+        if process.returncode not in ok:
+            said = stderr.decode("utf-8", "replace").strip() or stdout.decode("utf-8", "replace").strip()
+            status = process.returncode
+            raise GitFailed(f"git {_name(args)} failed (exit {status}): {said[:2000]}", status, said)
+        return stdout
+
+
+def _watch(process: subprocess.Popen, limit: float, name: str) -> tuple[bytes, bytes]:
+    """The output of `process` once it ends. While it runs it is looked at every LOOK_EVERY
+    seconds (a command that ends sooner, almost all of them, is never looked at): stopped when
+    it waits to open a FIFO (seen so LOOKS_WAITING times in a row), or at `limit` seconds."""
+    deadline = time.monotonic() + limit
+    waiting = 0
+    while True:
+        try:
+            return process.communicate(timeout=max(0.0, min(LOOK_EVERY, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            pass
+        if time.monotonic() >= deadline:
+            _stop(process)
+            raise GitStuck(f"git {name} took longer than {limit:g} s and was stopped", on_fifo=False)
+        waiting = waiting + 1 if waiting_on_fifo(process.pid) else 0
+        if waiting >= LOOKS_WAITING:
+            _stop(process)
+            raise GitStuck(f"git {name} was stopped: it was waiting to open a FIFO (a named pipe)", on_fifo=True)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.returncode is None:
+        process.kill()
+        process.communicate()
 
 
 class GitFailed(CheckpointError):

@@ -4,9 +4,11 @@ workspace/applyEdit or on disk, the conversation cut back, a restore undone)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -160,3 +162,22 @@ async def test_untrusted_shadow_repository_shipped_in_the_workspace_is_never_use
     assert (Path(os.environ["XDG_STATE_HOME"]) / "modus" / "checkpoints" / new_hash / "git" / "HEAD").is_file()
     assert not (planted / "refs" / "heads" / "checkpoints").exists()  # nothing was written there either
 
+
+async def test_untrusted_fifo_gitignore_does_not_stall_the_turn(editor, workspace):
+    """A FIFO named .gitignore in a folder (an archive can carry one): git's open() of it would
+    wait for a writer that never comes; the turn goes on in seconds, its checkpoints taken."""
+    (workspace / "vendor").mkdir()
+    (workspace / "vendor" / "lib.py").write_text("x = 1\n")
+    os.mkfifo(workspace / "vendor" / ".gitignore")
+    (workspace / "old.txt").write_text("original\n")
+    await editor.start({**script(workspace, *TURN), "autoApprove": {"edit": True}})
+    started = time.monotonic()
+    await editor.request(methods.CHAT_SEND, {"text": "edit"})
+    await editor.wait_for(lambda: editor.of_kind("turn_ended"), timeout=20)
+    assert time.monotonic() - started < 20
+    assert editor.of_kind("turn_ended")[0]["outcome"] == "completed"
+    assert (workspace / "new.txt").read_text() == "new\n" and (workspace / "old.txt").read_text() == "changed\n"
+    listed = await asyncio.wait_for(editor.request(methods.CHECKPOINTS_LIST, {}), 20)
+    assert len(listed["checkpoints"]) == 3
+    diff = await editor.request(methods.CHECKPOINTS_DIFF, {"id": listed["checkpoints"][0]["id"]})
+    assert {f["path"] for f in diff["files"]} == {"new.txt", "old.txt"}
