@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -165,16 +166,30 @@ def test_gitignore_and_info_exclude_are_honoured(ws: Path, repo: ShadowRepo):
     assert (ws / "local-notes.md").read_text() == "mine, changed\n"
 
 
-def test_state_folder_in_the_workspace_is_never_held(ws: Path):
-    repo = ShadowRepo(ws, ws / ".modus" / "state")
+def test_state_folders_in_the_workspace_are_never_held(ws: Path, tmp_path: Path):
+    # the shadow repository in the user's state folder; the session's (stateDir, .modus/state) kept out
+    repo = ShadowRepo(ws, tmp_path / "user state", keep_out=[ws / "my state"])
     write(ws, "a.txt", "a\n")
     write(ws, ".modus/settings.json", "{}\n")
     write(ws, ".modus/state/modus.sqlite3", b"SQLite format 3\0")
+    write(ws, "my state/modus.sqlite3", b"SQLite format 3\0")
     checkpoint = repo.take("one")
     assert set(repo.files_at(checkpoint.id)) == {"a.txt", ".modus/settings.json"}
-    assert (ws / ".modus" / "state" / "checkpoints").is_dir()  # the shadow repository is there, unheld
+    assert repo.git_dir == tmp_path / "user state" / "checkpoints" / repo.dir.name / "git"
+    assert not (ws / ".modus" / "state" / "checkpoints").exists()
     write(ws, ".modus/state/modus.sqlite3", b"SQLite format 3\0more")
+    write(ws, "my state/modus.sqlite3", b"SQLite format 3\0more")
     assert repo.diff(checkpoint.id) == []
+
+
+def test_the_users_state_folder_in_the_workspace_is_never_held(ws: Path):
+    # a workspace that is the home folder holds the user's state folder
+    repo = ShadowRepo(ws, ws / ".local" / "state" / "modus")
+    write(ws, "a.txt", "a\n")
+    checkpoint = repo.take("one")
+    assert set(repo.files_at(checkpoint.id)) == {"a.txt"} and repo.git_dir.is_dir()
+    write(ws, "b.txt", "b\n")
+    assert [d.path for d in repo.diff(checkpoint.id)] == ["b.txt"]
 
 
 def test_large_and_binary_files_are_skipped_and_reported(ws: Path, tmp_path: Path):
@@ -599,6 +614,219 @@ def test_takes_from_several_processes_are_serialised(ws: Path, repo: ShadowRepo,
 def test_a_huge_or_odd_dot_git_file_of_the_workspace_is_not_read_whole(ws: Path, repo: ShadowRepo):
     write(ws, "a.txt", "a\n")
     (ws / ".git").write_bytes(b"gitdir: " + b"x" * (8 * 1024 * 1024))  # a repository's 8 MiB trap
-    assert repo._workspace_exclude_file() == os.devnull
+    assert repo._workspace_exclude_file() is None
     checkpoint = repo.take("with an odd .git file")
     assert repo.files_at(checkpoint.id, ["a.txt"])["a.txt"].text == "a\n"  # the checkpoint still holds the files
+
+
+# ---------------------------------------------------------------------- untrusted input: the shadow's own config
+
+#: A hostile value for each command-valued key of git's config that a command of the engine
+#: could read, written into the shadow repository's own config (as a repository could ship it
+#: when the shadow lived at a predictable path in the workspace, or an edit could write it):
+#: (id, config text, the workspace's .gitattributes). `{run}` is a script that leaves a marker.
+HOSTILE_CONFIG = [
+    ("core_fsmonitor", "[core]\n\tfsmonitor = {run}\n", None),
+    ("core_hooks_path", "[core]\n\thooksPath = {hooks}\n", None),
+    ("hooks_in_the_shadows_own_hooks_folder", "", None),  # $GIT_DIR/hooks: git's default hooksPath
+    ("include_path", "[include]\n\tpath = {included}\n", None),
+    ("include_if", "[includeIf \"gitdir:/\"]\n\tpath = {included}\n", None),
+    ("diff_external", "[diff]\n\texternal = {run}\n", None),
+    ("diff_driver_command_and_textconv", "[diff \"evil\"]\n\tcommand = {run}\n\ttextconv = {run}\n", "* diff=evil\n"),
+    ("diff_driver_by_attributes_file",
+     "[core]\n\tattributesFile = {attributes}\n[diff \"evil\"]\n\tcommand = {run}\n\ttextconv = {run}\n", None),
+    ("filter_clean_smudge", "[filter \"evil\"]\n\tclean = {run}\n\tsmudge = {run}\n", "* filter=evil\n"),
+    ("filter_process", "[filter \"evil\"]\n\tprocess = {run}\n", "* filter=evil\n"),
+    ("filter_by_attributes_file", "[core]\n\tattributesFile = {attributes}\n[filter \"evil\"]\n\tclean = {run}\n", None),
+    ("gpg_program", "[commit]\n\tgpgSign = true\n[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {run}\n", None),
+    ("pager_editor_askpass", "[core]\n\tpager = {run}\n\teditor = {run}\n\taskPass = {run}\n[pager]\n\tlog = {run}\n"
+     "[sequence]\n\teditor = {run}\n[credential]\n\thelper = !{run}\n", None),
+    # a promisor remote: git fetches an object it lacks from it (a checkpoint id of 40 digits)
+    ("promisor_over_ssh_command", "[core]\n\tsshCommand = {run}\n[remote \"x\"]\n\turl = ssh://example.invalid/r\n"
+     "\tpromisor = true\n", None),
+    ("promisor_over_ext", "[protocol \"ext\"]\n\tallow = always\n[remote \"x\"]\n\turl = ext::{run} %S\n\tpromisor = true\n",
+     None),
+    ("promisor_upload_pack", "[protocol]\n\tallow = always\n[remote \"x\"]\n\turl = {folder}\n\tuploadpack = {run}\n"
+     "\tpromisor = true\n", None),
+]
+
+
+@pytest.mark.parametrize("config, attributes", [row[1:] for row in HOSTILE_CONFIG], ids=[row[0] for row in HOSTILE_CONFIG])
+def test_untrusted_shadow_config_runs_nothing(ws: Path, repo: ShadowRepo, tmp_path: Path, config: str, attributes: str | None):
+    marker = tmp_path / "it ran"
+    run = write(tmp_path, "evil/run.sh", f"#!/bin/sh\necho \"$0 $*\" >> '{marker}'\n", mode=0o755)
+    hooks = tmp_path / "evil" / "hooks"
+    for name in ("post-index-change", "reference-transaction", "pre-auto-gc", "post-commit", "post-checkout"):
+        write(hooks, name, run.read_text(), mode=0o755)
+        write(repo.git_dir, f"hooks/{name}", run.read_text(), mode=0o755)
+    write(tmp_path, "evil/included", f"[core]\n\tfsmonitor = {run}\n")
+    write(tmp_path, "evil/attributes", "* diff=evil filter=evil\n")
+    write(ws, "a.txt", "a\n")
+    write(ws, "b.dat", "b\n")
+    first = repo.take("one")
+    if attributes:
+        write(ws, ".gitattributes", attributes)
+    with open(repo.git_dir / "config", "a", encoding="utf-8") as shadow_config:
+        shadow_config.write(config.format(run=run, hooks=hooks, included=tmp_path / "evil/included",
+                                          attributes=tmp_path / "evil/attributes", folder=tmp_path / "evil"))
+    write(ws, "a.txt", "a, changed\n")
+    write(ws, "c.txt", "new\n")
+
+    second = repo.take("two")
+    assert second.changed
+    assert {d.path for d in repo.diff(first.id)} >= {"a.txt", "c.txt"}
+    assert {c.path for c in repo.restore(first.id)} >= {"a.txt", "c.txt"}
+    with pytest.raises(CheckpointError, match="No checkpoint"):
+        repo.get("1" * 40)  # an object the shadow repository lacks
+    repo.restore_on_disk(first.id)
+    repo.list()
+    repo.compact()
+    assert (ws / "a.txt").read_text() == "a\n"
+    assert not marker.exists(), marker.read_text()
+
+
+# ---------------------------------------------------------------------- untrusted input: FIFOs git would open
+
+
+def fifo(root: Path, rel: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+def quick_take(repo: ShadowRepo, message: str, seconds: float = 5.0):
+    """A take that must end within `seconds` (git's open() of a FIFO would wait forever)."""
+    started = time.monotonic()
+    checkpoint = repo.take(message)
+    assert time.monotonic() - started < seconds
+    return checkpoint
+
+
+@pytest.fixture
+def impatient(ws: Path, tmp_path: Path) -> ShadowRepo:
+    """A shadow repository whose git commands are stopped after 20 s (not 120: a test that fails fails sooner)."""
+    shadow = ShadowRepo(ws, tmp_path / "state", timeout=20)
+    assert shadow.available(), shadow.reason
+    return shadow
+
+
+def test_untrusted_fifo_gitignore_in_a_subfolder_leaves_that_folder_out(ws: Path, impatient: ShadowRepo):
+    repo = impatient
+    write(ws, "a.txt", "a\n")
+    write(ws, "vendor/lib.py", "lib\n")
+    first = repo.take("one")
+    fifo(ws, "vendor/.gitignore")
+    write(ws, "vendor/new.py", "new\n")
+    write(ws, "a.txt", "a, changed\n")
+
+    second = quick_take(repo, "two")
+    [left_out] = [s for s in second.skipped if s.path == "vendor/"]
+    assert "vendor/.gitignore is a FIFO" in left_out.reason and "git would wait forever" in left_out.reason
+    assert set(repo.files_at(second.id)) == {"a.txt"}
+    diffs = {d.path: d for d in repo.diff(first.id)}
+    assert diffs["a.txt"].status == "modified"
+    assert diffs["vendor/lib.py"].status == "modified"  # not "deleted": not compared
+    assert "not compared, its folder vendor/ is now left out of checkpoints" in diffs["vendor/lib.py"].text
+    assert "vendor/new.py" not in diffs
+    assert quick_take(repo, "three").skipped == second.skipped  # the folder stays out while its .gitignore is a FIFO
+
+    (ws / "vendor" / ".gitignore").unlink()
+    back = quick_take(repo, "four")
+    assert back.skipped == () and set(repo.files_at(back.id)) == {"a.txt", "vendor/lib.py", "vendor/new.py"}
+    done = repo.restore_on_disk(second.id)  # it did not hold vendor/: its files are left alone, not deleted
+    assert {c.path for c in done} == set() and (ws / "vendor" / "new.py").read_text() == "new\n"
+
+
+@pytest.mark.parametrize("name", [".gitignore", ".gitattributes"])
+def test_untrusted_fifo_at_the_workspace_root_turns_checkpoints_off(ws: Path, impatient: ShadowRepo, name: str):
+    repo = impatient
+    write(ws, "a.txt", "a\n")
+    repo.take("one")
+    fifo(ws, name)
+    started = time.monotonic()
+    assert not repo.available()
+    assert repo.reason == (
+        f"Checkpoints are off: {ws / name} is a FIFO (a named pipe), not a regular file, and git would wait "
+        "forever to read it. Remove it (or make it a regular file) to have checkpoints again."
+    )
+    with pytest.raises(CheckpointsUnavailable, match="is a FIFO"):
+        repo.take("two")
+    assert time.monotonic() - started < 5
+    (ws / name).unlink()
+    assert repo.available() and repo.reason is None
+    assert quick_take(repo, "three").parent is not None
+
+
+def test_untrusted_fifo_gitattributes_in_a_subfolder_leaves_that_folder_out(ws: Path, impatient: ShadowRepo):
+    repo = impatient
+    write(ws, "a.txt", "a\n")
+    write(ws, "sub/b.txt", "b\n")
+    first = repo.take("one")
+    fifo(ws, "sub/.gitattributes")
+    write(ws, "sub/b.txt", "b, changed\n")  # hashed again: git looks up its attributes
+    second = quick_take(repo, "two")
+    assert [s.path for s in second.skipped] == ["sub/"] and "sub/.gitattributes is a FIFO" in second.skipped[0].reason
+    started = time.monotonic()
+    diffs = {d.path: d for d in repo.diff(first.id)}  # the patch of sub/b.txt reads no attributes of the workspace
+    assert diffs["sub/b.txt"].status == "modified" and "not compared" in diffs["sub/b.txt"].text
+    assert {c.path for c in repo.restore(first.id)} == {"sub/b.txt"}  # the checkpoint's text over what is there
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("nested", ["head", "commondir", "git file"])
+def test_untrusted_fifo_in_a_nested_repository_leaves_it_out(ws: Path, impatient: ShadowRepo, nested: str):
+    repo = impatient
+    write(ws, "a.txt", "a\n")
+    gitdir = ws / "nest" / ("gd" if nested == "git file" else ".git")
+    (gitdir / "objects").mkdir(parents=True)
+    (gitdir / "refs").mkdir()
+    if nested == "git file":
+        write(ws, "nest/.git", "gitdir: gd\n")
+    if nested == "commondir":
+        write(gitdir, "HEAD", "ref: refs/heads/main\n")
+    fifo(gitdir, "commondir" if nested == "commondir" else "HEAD")
+    write(ws, "nest/n.txt", "n\n")
+    checkpoint = quick_take(repo, "one")
+    assert [s.path for s in checkpoint.skipped] == ["nest/"] and "is a FIFO" in checkpoint.skipped[0].reason
+    assert set(repo.files_at(checkpoint.id)) == {"a.txt"}
+
+
+def test_untrusted_fifo_info_exclude_is_not_read(ws: Path, impatient: ShadowRepo, caplog: pytest.LogCaptureFixture):
+    repo = impatient
+    user_git(ws, "init", "-q")
+    (ws / ".git" / "info" / "exclude").unlink(missing_ok=True)
+    fifo(ws, ".git/info/exclude")
+    write(ws, "a.txt", "a\n")
+    checkpoint = quick_take(repo, "one")
+    assert set(repo.files_at(checkpoint.id)) == {"a.txt"}
+    assert "exclude is not read (it is a FIFO, not a regular file)" in caplog.text
+
+
+def test_untrusted_fifo_where_the_system_cannot_tell_git_waits(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Without /proc (macOS, BSD), git's timeout is what says it waits: then the same."""
+    monkeypatch.setattr("server.checkpoints.git.waiting_on_fifo", lambda pid: None)
+    repo = ShadowRepo(ws, tmp_path / "state", timeout=2)
+    write(ws, "a.txt", "a\n")
+    fifo(ws, "vendor/.gitignore")
+    checkpoint = quick_take(repo, "one", seconds=10)
+    assert [s.path for s in checkpoint.skipped] == ["vendor/"] and set(repo.files_at(checkpoint.id)) == {"a.txt"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="Linux's /proc")
+def test_waiting_on_fifo_sees_an_open_that_waits_for_a_writer(tmp_path: Path):
+    from server.checkpoints.git import waiting_on_fifo
+
+    reader = subprocess.Popen(["cat", str(fifo(tmp_path, "pipe"))], stdout=subprocess.DEVNULL)
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        deadline = time.monotonic() + 5
+        while (not waiting_on_fifo(reader.pid) or waiting_on_fifo(sleeper.pid) is None) and time.monotonic() < deadline:
+            time.sleep(0.05)  # (each in its place: a process just started runs, its wchan reads "0")
+        assert waiting_on_fifo(reader.pid) is True
+        assert waiting_on_fifo(sleeper.pid) is False
+    finally:
+        reader.kill()
+        sleeper.kill()
+        reader.wait()
+        sleeper.wait()

@@ -1,6 +1,8 @@
 """Checkpoints of a session (SPEC of issue 13, PROTOCOL.md "Checkpoints"): the workspace's files
 before each tool call that edits files or runs a command, and at each turn's start, kept by the
-engine in server/checkpoints (a shadow git repository under the state folder); listed, compared
+engine in server/checkpoints (a shadow git repository in the user's own state folder,
+`$XDG_STATE_HOME/modus/checkpoints/`, whatever the stateDir setting: never in the workspace,
+where a repository could ship one with its own config or hooks); listed, compared
 with now, and restored: the files (through the editor when it applies edits, else on disk), the
 conversation (cut back to that point: a new task; the later messages stay in the store, marked),
 or both. A restore first takes a checkpoint of its own, so it can be undone.
@@ -21,6 +23,7 @@ import anyio
 
 import protocol
 
+from .. import userdirs
 from ..errors import BadRequest
 from ..host import FileChange
 
@@ -38,9 +41,11 @@ class Checkpoints:
 
     @cached_property
     def repo(self) -> "ShadowRepo":
+        """The workspace's shadow repository, in the user's state folder; the session's own
+        state folder (stateDir) is never held, wherever it is."""
         from ..checkpoints import ShadowRepo
 
-        return ShadowRepo(self.session.workspace.root, self.session.state_dir)
+        return ShadowRepo(self.session.workspace.root, userdirs.state_dir(), keep_out=[self.session.state_dir])
 
     async def _available(self) -> bool:
         if not self.session.settings.checkpoints:

@@ -1,10 +1,16 @@
 """Checkpoints of a workspace in a shadow git repository: `take`, `list`, `diff`, `files_at`,
 `restore` (what restoring would write) and `restore_on_disk`.
 
-The shadow repository lives at `<stateDir>/checkpoints/<hash of the workspace path>/git` and
-is driven with GIT_DIR and GIT_WORK_TREE=<workspace>: nothing is written inside the workspace
-(but the state folder, when it lies there, which checkpoints never hold), and the user's own
-`.git` is never read but for its `info/exclude`.
+The shadow repository lives at `<state folder>/checkpoints/<hash of the workspace's real
+path>/git`, the state folder being the user's own (`$XDG_STATE_HOME/modus`, which the caller
+passes), never one in the workspace: a repository cannot ship a shadow repository, nor its
+config, hooks or index, by knowing where it will be cloned. Shadow repositories that earlier
+versions kept under the workspace's `.modus/state/checkpoints/` are not read any more (anyone
+who could write the workspace could have planted them); their checkpoints are not listed. The
+shadow repository is driven with GIT_DIR and GIT_WORK_TREE=<workspace>: nothing is written
+inside the workspace, and the user's own `.git` is never read but for its `info/exclude`, read
+as untrusted input (a regular file, bounded) and copied into the shadow's own exclude file.
+Nothing in any config file is trusted to keep git from running a program: see git.py.
 
 A checkpoint is a commit on `refs/heads/checkpoints`, one per `take`, even when nothing changed
 (its `changed` is then False): each take has its own id, message and time. Its tree holds the
@@ -18,6 +24,25 @@ Speed comes from the index, kept between checkpoints in the shadow repository: o
 says which files changed since the last checkpoint (the untracked cache spares reading folders
 that did not change), only those are hashed again (`git update-index`), then `write-tree`
 (the cache-tree spares the unchanged folders), `commit-tree` and `update-ref`.
+
+A file git opens while it walks the workspace can be a FIFO (a repository, or an archive, can
+hold one): a `.gitignore` (read by `status` in each folder), a `.gitattributes` (read when a
+file is hashed), a nested repository's `.git/HEAD` or `commondir` (read to tell a nested
+repository); git's open() of a FIFO waits for a writer that never comes (measured with git
+2.39, each stalls a checkpoint until git's timeout). Looking for them before each checkpoint
+would cost a walk of the whole workspace, which git's untracked cache spares, so they are found
+when they bite: git runs under a watchdog (git.py) that sees it wait on a FIFO (Linux: /proc;
+elsewhere its timeout says so) and stops it; a walk of the workspace (bounded, made only then)
+finds the non-regular files of those names, their folders are left out of the checkpoints
+(added to the shadow's exclude file, which keeps git out of them where a `:(exclude)` pathspec
+does not; their files dropped from its index; each named in the checkpoint's `skipped` as
+"<folder>/" with the reason) and the checkpoint is taken again: about 0.4 s more, once. A
+folder comes back once its file is a regular one again (one lstat before each checkpoint). The
+workspace's own folder cannot be left out: with a `.gitignore` or `.gitattributes` there that is
+not a regular file (one lstat each, before every use), checkpoints are off (`available()`
+False, `reason` naming the file). Commands that need no work tree (diff-tree, log, cat-file…)
+run where no file of the workspace can be reached (git.py), and the workspace's
+`.git/info/exclude` is read by us, as untrusted input, not by git.
 
 Every public method blocks (run it in a worker thread) and is serialised per workspace: a
 thread lock per shadow repository and an flock on its lock file (several processes).
@@ -42,7 +67,10 @@ try:
 except ImportError:  # Windows: the thread lock alone
     fcntl = None  # type: ignore[assignment]
 
-from .git import ATTRIBUTES, CheckpointError, CheckpointsUnavailable, Git, GitFailed, find_git, shadow_config, shadow_environment
+from .git import (
+    ATTRIBUTES, CheckpointError, CheckpointsUnavailable, Git, GitFailed, GitStuck, find_git, shadow_config,
+    shadow_environment,
+)
 from . import restore as _restore
 from ..untrusted import Refused, read_text
 
@@ -65,13 +93,21 @@ MAX_NESTING = 8
 SNIFF = 8000
 #: Stale lock files of git commands that died (the flock says no other Modus is at work).
 LOCK_FILES = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock", f"{REF}.lock")
+#: The files git opens in a folder of the workspace as it walks it (they must be regular files).
+GIT_READS = (".gitignore", ".gitattributes")
+#: The largest `.git/info/exclude` of the workspace that is read.
+MAX_EXCLUDE_BYTES = 1 * MiB
+#: How many times a checkpoint is tried again after git was stopped waiting on a FIFO, and the
+#: most entries the walk that looks for such FIFOs reads.
+MAX_STUCK_RETRIES = 3
+MAX_WALK_ENTRIES = 2_000_000
 
 Kind = Literal["file", "executable", "symlink"]
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file a checkpoint does not hold, and why."""
+    """A file a checkpoint does not hold, and why; a folder left out whole ends in "/"."""
 
     path: str
     reason: str
@@ -161,7 +197,12 @@ class ShadowRepo:
     - `max_files`: a checkpoint that would hash more files than this at once is refused (a
       workspace that is someone's home folder);
     - `exclude`: more .gitignore patterns, relative to the workspace;
+    - `keep_out`: folders never held besides the state folder (the session's own state folder,
+      when it lies in the workspace);
     - `timeout`: the longest one git command may run, in seconds.
+
+    `state_dir` is where the shadow repository lives: the user's own state folder, outside any
+    repository (see the module's docstring); a workspace's `.modus/state` is always left out.
     """
 
     def __init__(
@@ -173,6 +214,7 @@ class ShadowRepo:
         max_binary_bytes: int = 1 * MiB,
         max_files: int = 200_000,
         exclude: Sequence[str] = (),
+        keep_out: Sequence[str | os.PathLike] = (),
         timeout: float = 120.0,
     ):
         self.root = Path(os.path.realpath(workspace))
@@ -183,6 +225,7 @@ class ShadowRepo:
         self.max_binary_bytes = max_binary_bytes
         self.max_files = max_files
         self.exclude = tuple(exclude)
+        self.keep_out = tuple(Path(os.path.abspath(folder)) for folder in keep_out)
         self.timeout = timeout
         #: Set when a damaged shadow repository was moved aside and a new one started: what to
         #: tell the user (once), naming both.
@@ -194,16 +237,24 @@ class ShadowRepo:
         self._git: Git | None = None
         self._head_tree: tuple[str, str] | None = None  # (commit, its tree) of the last head seen
         self._root_b = os.fsencode(self.root)
+        #: Folders left out because git would wait on a FIFO in them: folder → (that file, why).
+        self._left_out: dict[str, tuple[Path, str]] = {}
+        self._root_problem: str | None = None
+        self._exclude_told = False
 
     # ------------------------------------------------------------------ availability
 
     def available(self) -> bool:
-        """Whether checkpoints can run: git on PATH (2.20 or newer), the workspace a folder and
-        the shadow repository ready (made at the first call). `reason` says why not."""
+        """Whether checkpoints can run: git on PATH (2.20 or newer), the workspace a folder, the
+        shadow repository ready (made at the first call), and no `.gitignore` or `.gitattributes`
+        at the workspace's root that git would wait on (looked at each call). `reason` says why not."""
         with self._check_lock:
             if not self._checked:
                 self._check()
-        return self._reason is None
+        if self._reason is not None:
+            return False
+        self._root_problem = self._root_blocker()
+        return self._root_problem is None
 
     def _check(self) -> None:
         binary, reason = find_git()
@@ -213,7 +264,7 @@ class ShadowRepo:
             self._reason = f"Checkpoints are off: the workspace {self.root} is not a folder."
         else:
             home = self.dir / "home"
-            self._git = Git(binary, shadow_environment(self.git_dir, self.root, home), self.root, self.timeout)
+            self._git = Git(binary, shadow_environment(self.git_dir, self.root, home), self.root, self.timeout, home)
             try:
                 with self._locked():
                     self._prepare()
@@ -225,11 +276,23 @@ class ShadowRepo:
     @property
     def reason(self) -> str | None:
         """Why checkpoints are off (after `available()` answered False), for the user."""
-        return self._reason
+        return self._reason or self._root_problem
+
+    def _root_blocker(self) -> str | None:
+        """Why checkpoints are off while a file git reads at the workspace's root is not a
+        regular file (its folder, the workspace, cannot be left out), or None."""
+        for name in GIT_READS:
+            path = self.root / name
+            if _would_block(path):
+                return (
+                    f"Checkpoints are off: {path} is {_kind_of(path)}, not a regular file, and git would wait "
+                    "forever to read it. Remove it (or make it a regular file) to have checkpoints again."
+                )
+        return None
 
     def _require(self) -> Git:
         if not self.available():
-            raise CheckpointsUnavailable(self._reason or "Checkpoints are off.")
+            raise CheckpointsUnavailable(self.reason or "Checkpoints are off.")
         assert self._git is not None
         return self._git
 
@@ -258,18 +321,25 @@ class ShadowRepo:
         if not (self.git_dir / "HEAD").is_file():
             self._init()
         try:
-            for name in LOCK_FILES:
-                stale = self.git_dir / name
-                if stale.exists():
-                    log.warning("checkpoints: removing %s, left by a git command that did not finish", stale)
-                    stale.unlink(missing_ok=True)
-            self._write(self.git_dir / "modus.config", shadow_config(self._workspace_exclude_file()))
+            (self.dir / "home").mkdir(exist_ok=True)  # where git runs when it needs no work tree
+            self._remove_stale_locks()
+            for folder, (path, _why) in list(self._left_out.items()):
+                if not _would_block(path):  # a regular file again (or gone): the folder is held again
+                    del self._left_out[folder]
+            self._write(self.git_dir / "modus.config", shadow_config())
             self._write(self.git_dir / "info" / "exclude", self._exclude_text())
             self._write(self.git_dir / "info" / "attributes", ATTRIBUTES)
         except OSError as exc:
             raise CheckpointsUnavailable(
                 f"Checkpoints are off: the shadow repository {self.git_dir} cannot be written ({exc.strerror})."
             ) from None
+
+    def _remove_stale_locks(self) -> None:
+        for name in LOCK_FILES:
+            stale = self.git_dir / name
+            if stale.exists():
+                log.warning("checkpoints: removing %s, left by a git command that did not finish", stale)
+                stale.unlink(missing_ok=True)
 
     def _init(self) -> None:
         git = self._git
@@ -278,7 +348,7 @@ class ShadowRepo:
             (self.dir / "home").mkdir(parents=True, exist_ok=True)
             if self.git_dir.exists():  # half made: kept aside, never deleted
                 self._move_aside("it was left half made")
-            git.run("init", "--quiet", "--template=")
+            git.run("init", "--quiet", "--template=", worktree=True)
             git.run("symbolic-ref", "HEAD", REF)
             with open(self.git_dir / "config", "a", encoding="utf-8") as config:
                 config.write("[include]\n\tpath = modus.config\n")
@@ -312,37 +382,61 @@ class ShadowRepo:
         tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
         os.replace(tmp, path)
 
-    def _workspace_exclude_file(self) -> str:
-        """The workspace's own `.git/info/exclude` (a `.git` file of a worktree or submodule
-        followed to its common folder), or /dev/null."""
+    def _workspace_exclude_file(self) -> Path | None:
+        """Where the workspace's own `.git/info/exclude` is (a `.git` file of a worktree or
+        submodule followed to its common folder), or None. The `.git` file and `commondir` are
+        the repository's: read as untrusted (a few bytes, regular files), or not at all."""
         dotgit = self.root / ".git"
         try:
             if dotgit.is_dir():
-                return str(dotgit / "info" / "exclude")
-            if dotgit.is_file():  # a repository's file: a few bytes, or it is not read
-                first = (read_text(dotgit, 4096) or "").splitlines()[0]
-                if first.startswith("gitdir:"):
-                    gitdir = (self.root / first[len("gitdir:"):].strip()).resolve()
-                    common = gitdir / "commondir"
-                    if common.is_file():
-                        gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
-                    return str(gitdir / "info" / "exclude")
+                return dotgit / "info" / "exclude"
+            first = (read_text(dotgit, 4096) or "").splitlines()[0]
+            if first.startswith("gitdir:"):
+                gitdir = (self.root / first[len("gitdir:"):].strip()).resolve()
+                common = read_text(gitdir / "commondir", 4096)
+                if common is not None and common.strip():
+                    gitdir = (gitdir / common.strip()).resolve()
+                return gitdir / "info" / "exclude"
         except (OSError, IndexError, Refused):
             pass
-        return os.devnull
+        return None
+
+    def _workspace_excludes(self) -> list[str]:
+        """The lines of the workspace's `.git/info/exclude`, read as untrusted input (a regular
+        file, at most MAX_EXCLUDE_BYTES: git itself would wait forever on a FIFO), or none (the
+        reason logged once)."""
+        path = self._workspace_exclude_file()
+        if path is None:
+            return []
+        try:
+            text = read_text(path, MAX_EXCLUDE_BYTES)
+        except Refused as exc:
+            if not self._exclude_told:
+                self._exclude_told = True
+                log.warning("checkpoints: %s is not read (%s); its patterns do not apply to checkpoints", path, exc)
+            return []
+        return text.splitlines() if text else []
 
     def _exclude_text(self) -> str:
-        lines = [
-            "# Written by Modus: what checkpoints never hold (besides .gitignore files)",
+        """The shadow's `info/exclude`: the workspace's own `.git/info/exclude` first, then what
+        checkpoints never hold (last: a pattern of the workspace's cannot take it back)."""
+        ours = [
             "/.modus/state/",
             ".modus-restore-*",  # a restore's temporary file, left by a crash
         ]
-        for folder in (self.state_dir, Path(os.path.realpath(self.state_dir))):
-            rel = _inside(folder, self.root)
-            if rel is not None:
-                lines.append("/" + _ignore_literal(rel) + "/")
-        lines.extend(p for p in self.exclude if p.strip())
-        return "\n".join(dict.fromkeys(lines)) + "\n"
+        for folder in (self.state_dir, *self.keep_out):
+            for path in (folder, Path(os.path.realpath(folder))):
+                rel = _inside(path, self.root)
+                if rel is not None:
+                    ours.append("/" + _ignore_literal(rel) + "/")
+        ours += ["/" + _ignore_literal(folder) + "/" for folder in self._left_out]
+        ours += [p for p in self.exclude if p.strip()]
+        return "\n".join([
+            "# Written by Modus. The workspace's .git/info/exclude:",
+            *self._workspace_excludes(),
+            "# What checkpoints never hold:",
+            *dict.fromkeys(ours),
+        ]) + "\n"
 
     # ------------------------------------------------------------------ snapshots
 
@@ -354,7 +448,7 @@ class ShadowRepo:
         args: list[str | bytes] = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
         if pathspecs:
             args += ["--", *pathspecs]
-        fields = git.run(*args).split(b"\0")
+        fields = git.run(*args, worktree=True).split(b"\0")
         entries, i = [], 0
         while i < len(fields):
             entry = fields[i]
@@ -401,8 +495,91 @@ class ShadowRepo:
 
     def _snapshot(self) -> tuple[str, list[Skipped]]:
         """The workspace's files now, as a tree in the shadow repository, and the files left
-        out. A failing `git status` (a damaged index) is retried once on a fresh index, then on
-        a fresh shadow repository (the old one kept aside)."""
+        out. When git was stopped waiting on a FIFO (or ran past its time), the folders that
+        hold such a file git reads are left out and the snapshot is taken again; none found:
+        CheckpointError."""
+        for attempt in range(MAX_STUCK_RETRIES + 1):
+            try:
+                tree, skipped = self._snapshot_recovering()
+            except GitStuck as stuck:
+                self._remove_stale_locks()  # the index.lock of the command stopped
+                found = self._find_blockers()
+                if "" in found:  # at the root, made since available() looked
+                    self._root_problem = self._root_blocker()
+                    raise CheckpointError(self._root_problem or str(stuck)) from None
+                if not found:
+                    if not stuck.on_fifo:
+                        raise
+                    raise CheckpointError(  # (or a .gitignore took a folder left out back in: `!folder/`)
+                        f"{stuck}, and no .gitignore, .gitattributes or nested repository's HEAD of the workspace "
+                        "that is one could be left out: the checkpoint was not taken"
+                    ) from None
+                if attempt == MAX_STUCK_RETRIES:
+                    raise
+                shown = ", ".join(f"{folder}/ ({path})" for folder, (path, _why) in found.items())
+                log.warning("checkpoints: %s; left out: %s", stuck, shown)
+                self._leave_out(found)
+                continue
+            left_out = [Skipped(folder + "/", why) for folder, (_path, why) in sorted(self._left_out.items())]
+            return tree, left_out + skipped
+        raise AssertionError("unreachable")
+
+    def _find_blockers(self) -> dict[str, tuple[Path, str]]:
+        """The folders of the workspace ("" for its root) that hold a file git would wait on (a
+        `.gitignore` or `.gitattributes` that is not a regular file, a nested repository's HEAD
+        or commondir that is a FIFO), not left out yet: folder → (that file, why the folder is
+        left out). A walk of the workspace (symlinks not followed, `.git` folders not entered,
+        at most MAX_WALK_ENTRIES entries), made only after git was stopped."""
+        found: dict[str, tuple[Path, str]] = {}
+        folders, seen = [self.root], 0
+        while folders and seen < MAX_WALK_ENTRIES:
+            folder = folders.pop()
+            rel = _inside(folder, self.root) or ""
+            if rel in self._left_out:
+                continue
+            try:
+                with os.scandir(folder) as scan:
+                    entries = list(scan)
+            except OSError:
+                continue
+            seen += len(entries)
+            for entry in entries:
+                path = Path(entry.path)
+                blocker = None
+                if entry.name in GIT_READS and _would_block(path):
+                    blocker = path
+                elif entry.name == ".git" and rel:  # (the workspace's own .git is never read by the shadow's git)
+                    blocker = _nested_repository_blocker(path)
+                if blocker is not None:
+                    shown = blocker.relative_to(self.root).as_posix() if _inside(blocker, self.root) else str(blocker)
+                    found.setdefault(rel, (blocker, (
+                        f"left out of checkpoints: {shown} is {_kind_of(blocker)}, not a regular file, and git would "
+                        "wait forever to read it"
+                    )))
+                try:
+                    if entry.name != ".git" and entry.is_dir(follow_symlinks=False):
+                        folders.append(path)
+                except OSError:
+                    pass
+        return found
+
+    def _leave_out(self, found: Mapping[str, tuple[Path, str]]) -> None:
+        """Leaves these folders out of the checkpoints: in the shadow's exclude file (git does
+        not walk into them), and their files out of its index (not hashed, not held)."""
+        git = self._git
+        assert git is not None
+        self._left_out.update(found)
+        try:
+            self._write(self.git_dir / "info" / "exclude", self._exclude_text())
+        except OSError as exc:
+            raise CheckpointError(f"the shadow repository {self.git_dir} cannot be written ({exc.strerror})") from None
+        held = [p for p in git.run("ls-files", "-z", "--", *found).split(b"\0") if p]
+        if held:
+            git.run("update-index", "--force-remove", "-z", "--stdin", input=b"\0".join(held) + b"\0", worktree=True)
+
+    def _snapshot_recovering(self) -> tuple[str, list[Skipped]]:
+        """`_snapshot_once`; a failing `git status` (a damaged index) is retried once on a fresh
+        index, then on a fresh shadow repository (the old one kept aside)."""
         try:
             return self._snapshot_once()
         except GitFailed as first:
@@ -428,7 +605,7 @@ class ShadowRepo:
         try:
             head = self._head()
             if head is not None:
-                git.run("read-tree", head[0])
+                git.run("read-tree", head[0], worktree=True)
         except CheckpointError:
             index.unlink(missing_ok=True)
 
@@ -437,7 +614,7 @@ class ShadowRepo:
         assert git is not None
         try:
             git.run("rev-parse", "--verify", "--quiet", "HEAD^{tree}", ok=(0, 1))  # 1: no checkpoint yet
-            git.run("write-tree")
+            git.run("write-tree", worktree=True)
             return True
         except CheckpointError:
             return False
@@ -472,22 +649,27 @@ class ShadowRepo:
             # removals first: a file that became a folder (or the reverse) must leave the index
             # before what replaces it comes in
             if drop:
-                git.run("update-index", "--force-remove", "-z", "--stdin", input=b"\0".join(drop) + b"\0")
+                git.run(
+                    "update-index", "--force-remove", "-z", "--stdin", input=b"\0".join(drop) + b"\0", worktree=True,
+                )
             if add:
-                git.run("update-index", "--add", "--remove", "--replace", "-z", "--stdin", input=b"\0".join(add) + b"\0")
+                git.run(
+                    "update-index", "--add", "--remove", "--replace", "-z", "--stdin", input=b"\0".join(add) + b"\0",
+                    worktree=True,
+                )
             if not nested:
                 break
             if depth == MAX_NESTING:
-                skipped += [Skipped(os.fsdecode(p.rstrip(b"/")), "a git repository nested too deep") for p in nested]
+                skipped += [Skipped(os.fsdecode(p), "a git repository nested too deep") for p in nested]
                 break
             # git takes a folder with its own .git for a gitlink unless the index already holds
             # a file under it: give it one (never on disk, so the next pass drops it again) and
             # look into those folders; their .git is never taken (git skips any entry so named)
             empty = self._empty_blob()
             info = b"".join(b"100644 %s\t%s%s\0" % (empty, p, PLACEHOLDER) for p in nested)
-            git.run("update-index", "-z", "--index-info", input=info)
+            git.run("update-index", "-z", "--index-info", input=info, worktree=True)
             pathspecs = nested
-        tree = git.run("write-tree").strip().decode()
+        tree = git.run("write-tree", worktree=True).strip().decode()
         return tree, skipped
 
     def _empty_blob(self) -> bytes:
@@ -591,19 +773,24 @@ class ShadowRepo:
                     del sections[:count]
             else:  # not seen to happen: each file's patch on its own then
                 patches = {r[5]: git.run(*patch_args, "--", r[5]) for r in raw}
-            held_then = self._paths_in(target, [s.path for s in skipped_now])
+            held_then = self._paths_in(target, [s.path for s in skipped_now if not s.path.endswith("/")])
         skipped_map = {s.path: s.reason for s in skipped_now}
         skipped_then = {s.path for s in then.skipped}
         diffs: dict[str, FileDiff] = {}
         for _old_mode, _new_mode, _old, _new, status, path in raw:
             text = patches[path].decode("utf-8", "replace")
             binary = "\nBinary files " in "\n" + text or text.startswith("Binary files ")
-            if status == "D" and path in skipped_map:
-                diffs[path] = FileDiff(path, "modified", f"{path}: not compared, the file is now {skipped_map[path]}\n", True)
+            left_out = _skipped_as(path, skipped_map) if status == "D" else None
+            if left_out is not None:
+                entry, reason = left_out
+                what = "the file" if entry == path else f"its folder {entry}"
+                diffs[path] = FileDiff(path, "modified", f"{path}: not compared, {what} is now {reason}\n", True)
             else:
                 kind = {"A": "added", "D": "deleted"}.get(status, "modified")
                 diffs[path] = FileDiff(path, kind, text, binary)  # type: ignore[arg-type]
         for path, reason in skipped_map.items():
+            if path.endswith("/"):  # a folder left out: its files are not listed one by one
+                continue
             if path not in diffs and path not in held_then and path not in skipped_then and _matches(path, paths):
                 diffs[path] = FileDiff(path, "added", f"{path}: not compared, the file is {reason}\n", True)
         return [diffs[p] for p in sorted(diffs)]
@@ -667,9 +854,9 @@ class ShadowRepo:
         then = self._get(target)
         tree, skipped_now = self._snapshot()
         raw = _parse_raw(git.run("diff-tree", "-r", "-z", "--no-renames", "--raw", tree, target, *_pathspec(paths)))
-        skipped_then = {s.path for s in then.skipped}
+        skipped_then = {s.path: s.reason for s in then.skipped}
         skipped_map = {s.path: s.reason for s in skipped_now}
-        raw = [r for r in raw if not (r[4] == "D" and r[5] in skipped_then)]  # unknown then: left alone
+        raw = [r for r in raw if not (r[4] == "D" and _skipped_as(r[5], skipped_then))]  # unknown then: left alone
         blobs = self._blobs([sha for r in raw for sha in (r[2], r[3]) if set(sha) != {"0"}])
         return _restore.plan(self.root, raw, blobs, skipped_map)
 
@@ -740,6 +927,69 @@ def _pathspec(paths: Sequence[str] | None) -> list[str]:
     if not paths:
         return []
     return ["--", *(p.strip("/") or "." for p in paths)]
+
+
+def _skipped_as(path: str, skipped: Mapping[str, str]) -> tuple[str, str] | None:
+    """(the entry, its reason) that leaves `path` out: its own, or that of a folder it is in
+    (an entry ending in "/"); None when it is not left out."""
+    if path in skipped:
+        return path, skipped[path]
+    parts = path.split("/")
+    for end in range(len(parts) - 1, 0, -1):
+        folder = "/".join(parts[:end]) + "/"
+        if folder in skipped:
+            return folder, skipped[folder]
+    return None
+
+
+def _would_block(path: Path, follow: bool = True) -> bool:
+    """Whether git's open() of `path` could wait forever: it is there and not a regular file,
+    a folder or (`follow` False) a symlink: a FIFO, a socket, a device. Symlinks are followed
+    by default (git < 2.32 follows a symlinked .gitignore)."""
+    try:
+        mode = (os.stat if follow else os.lstat)(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+
+
+def _kind_of(path: Path) -> str:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "not readable"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (a named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _nested_repository_blocker(dotgit: Path) -> Path | None:
+    """The file git would wait on when it looks whether the folder of `dotgit` is a nested
+    repository: its git folder's HEAD (opened unless a symlink) or commondir (followed) that is
+    a FIFO. A `.git` file is followed as git does (its `gitdir:`), read as untrusted input."""
+    try:
+        mode = os.lstat(dotgit).st_mode
+    except OSError:
+        return None
+    gitdir = dotgit
+    if stat.S_ISREG(mode):
+        try:
+            first = (read_text(dotgit, 4096) or "").splitlines()[0]
+        except (Refused, IndexError):
+            return None
+        if not first.startswith("gitdir:"):
+            return None
+        gitdir = dotgit.parent / first[len("gitdir:"):].strip()
+    elif not stat.S_ISDIR(mode):
+        return None  # git stat()s it first: no repository
+    for name, follow in (("HEAD", False), ("commondir", True)):
+        if _would_block(gitdir / name, follow):
+            return gitdir / name
+    return None
 
 
 def _matches(path: str, paths: Sequence[str] | None) -> bool:

@@ -4,7 +4,12 @@ workspace/applyEdit or on disk, the conversation cut back, a restore undone)."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import os
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
@@ -122,3 +127,57 @@ async def test_no_restore_while_a_turn_runs(editor, workspace):
     assert refused.value.message == f"restore: a turn is running in conversation {sent['conversationId']}; cancel it first"
     await editor.request(methods.CHAT_CANCEL, {"conversationId": sent["conversationId"]})
     await editor.wait_for(lambda: editor.of_kind("turn_ended"))
+
+
+# ---------------------------------------------------------------------- untrusted input
+
+
+async def test_untrusted_shadow_repository_shipped_in_the_workspace_is_never_used(editor, workspace, tmp_path):
+    """A repository that knows where it will be cloned ships, where earlier versions kept the
+    shadow repository (`<stateDir>/checkpoints/<hash of the workspace's path>/git`), one whose
+    config runs a program (core.fsmonitor) and whose hooks do: checkpoints are kept elsewhere
+    (the user's own state folder) and run neither."""
+    marker = tmp_path / "it ran"
+    run = workspace / "tools" / "fsmonitor.sh"
+    run.parent.mkdir()
+    run.write_text(f"#!/bin/sh\necho \"$0\" >> '{marker}'\n")
+    run.chmod(0o755)
+    old_hash = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:16]  # as the old code did
+    planted = Path(os.path.realpath(workspace / ".modus" / "state")) / "checkpoints" / old_hash / "git"
+    subprocess.run(["git", "init", "-q", "--bare", "--template=", str(planted)], check=True, env={"PATH": os.environ["PATH"]})
+    (planted / "config").write_text(f"[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = {run}\n")
+    (planted / "info").mkdir()
+    (planted / "hooks").mkdir()
+    for hook in ("post-index-change", "reference-transaction"):
+        (planted / "hooks" / hook).write_text(run.read_text())
+        (planted / "hooks" / hook).chmod(0o755)
+
+    listed = await edited(editor, workspace)
+
+    assert not marker.exists(), marker.read_text()
+    assert [c["label"] for c in listed["checkpoints"]] == [
+        "modus's turn starts", "before write_to_file new.txt", "before write_to_file old.txt",
+    ]
+    new_hash = hashlib.sha256(os.fsencode(os.path.realpath(workspace))).hexdigest()[:16]
+    assert (Path(os.environ["XDG_STATE_HOME"]) / "modus" / "checkpoints" / new_hash / "git" / "HEAD").is_file()
+    assert not (planted / "refs" / "heads" / "checkpoints").exists()  # nothing was written there either
+
+
+async def test_untrusted_fifo_gitignore_does_not_stall_the_turn(editor, workspace):
+    """A FIFO named .gitignore in a folder (an archive can carry one): git's open() of it would
+    wait for a writer that never comes; the turn goes on in seconds, its checkpoints taken."""
+    (workspace / "vendor").mkdir()
+    (workspace / "vendor" / "lib.py").write_text("x = 1\n")
+    os.mkfifo(workspace / "vendor" / ".gitignore")
+    (workspace / "old.txt").write_text("original\n")
+    await editor.start({**script(workspace, *TURN), "autoApprove": {"edit": True}})
+    started = time.monotonic()
+    await editor.request(methods.CHAT_SEND, {"text": "edit"})
+    await editor.wait_for(lambda: editor.of_kind("turn_ended"), timeout=20)
+    assert time.monotonic() - started < 20
+    assert editor.of_kind("turn_ended")[0]["outcome"] == "completed"
+    assert (workspace / "new.txt").read_text() == "new\n" and (workspace / "old.txt").read_text() == "changed\n"
+    listed = await asyncio.wait_for(editor.request(methods.CHECKPOINTS_LIST, {}), 20)
+    assert len(listed["checkpoints"]) == 3
+    diff = await editor.request(methods.CHECKPOINTS_DIFF, {"id": listed["checkpoints"][0]["id"]})
+    assert {f["path"] for f in diff["files"]} == {"new.txt", "old.txt"}
