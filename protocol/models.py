@@ -207,13 +207,16 @@ class AutoApprove(Input):
 class Settings(Input):
     """`initializationOptions.modus`; the same object arrives in didChangeConfiguration."""
 
+    # The settings that decide what runs come first: what waits for trust is named in this order.
+    yolo: Annotated[bool, DECIDES] = False
+    auto_approve: Annotated[AutoApprove, DECIDES] = Field(default_factory=AutoApprove)
+    state_dir: Annotated[Opt[str], DECIDES] = None
+    #: Start every MCP server when the session starts (by default each starts when first used).
+    mcp_start_at_launch: Annotated[bool, DECIDES] = False
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     agents: list[AgentConfig] = Field(default_factory=lambda: [AgentConfig(name="modus")], min_length=1)
     members: list[Member] = Field(default_factory=list)
-    auto_approve: Annotated[AutoApprove, DECIDES] = Field(default_factory=AutoApprove)
-    yolo: Annotated[bool, DECIDES] = False
     mode_switch_delay_ms: int = Field(default=500, ge=0)
-    state_dir: Annotated[Opt[str], DECIDES] = None
     command_timeout_seconds: float = Field(default=120.0, gt=0)
     #: From sending a model request to its first streamed event (connecting and the headers included).
     model_first_byte_timeout_seconds: float = Field(default=120.0, gt=0)
@@ -230,8 +233,6 @@ class Settings(Input):
     #: condense the conversation before a request would take more than this share (%) of the
     #: model's context window
     condense_threshold: int = Field(default=80, ge=10, le=100)
-    #: Start every MCP server when the session starts (by default each starts when first used).
-    mcp_start_at_launch: Annotated[bool, DECIDES] = False
 
 
 # ---------------------------------------------------------------- requests, client -> server

@@ -69,8 +69,7 @@ def checked(data: Any, where: str, strict: bool = True) -> tuple[dict[str, Any],
 
 
 _KEYS = {f.alias or name for name, f in Settings.model_fields.items()}
-#: each spelling of a setting (camelCase, snake_case) → its canonical one
-_CANONICAL = {spelling: f.alias or name for name, f in Settings.model_fields.items() for spelling in (name, f.alias or name)}
+
 
 
 def merged(high: dict[str, Any], low: dict[str, Any]) -> dict[str, Any]:
@@ -102,8 +101,7 @@ def parse(text: str | None, where: str) -> Parsed:
     good, problems = checked(raw, where)
     settings = Settings.model_validate(good)  # each key is valid on its own, and none depends on another
     data = settings.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    deciding = {path[0] for path in decisive(settings)}
-    waiting = {key: data.get(key) for key in (_CANONICAL[k] for k in good) if key in deciding}  # in the file's order
+    waiting = {key: data.get(key) for key in dict.fromkeys(path[0] for path in decisive(settings))}  # in the fields' order
     return Parsed(data, waiting, problems)
 
 

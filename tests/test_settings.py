@@ -175,7 +175,7 @@ def test_untrusted_what_waits_is_found_on_the_validated_settings_whatever_the_sp
     assert camel.waiting == {"models": {"default": {"provider": "openai", "baseUrl": "http://x", "apiKeyEnv": "K"}}}
     assert camel.data["maxRetries"] == 1 and camel.problems == []
     nested = parse(json.dumps({"agents": [{"name": "a", "model": {"base_url": "http://x"}}], "mcpStartAtLaunch": False}), "f")
-    assert list(nested.waiting) == ["agents", "mcpStartAtLaunch"]  # even false: the repository does not decide it
+    assert list(nested.waiting) == ["mcpStartAtLaunch", "agents"]  # even false: the repository does not decide it
     assert parse(json.dumps({"models": {"default": {"provider": "openai", "model": "m"}}}), "f").waiting == {}
 
 
