@@ -38,6 +38,7 @@ import anyio
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this tree's server, not an installed copy
 
+import checkpoints  # noqa: E402  (bench/: the same made-up modules)
 from server.tools.files import rg_binary, search  # noqa: E402
 from server.workspace import Workspace  # noqa: E402
 
@@ -53,17 +54,9 @@ REGEXES = (
     ("in every file (300 shown)", "^import os$"),
 )
 
-WORDS = ["cache", "login", "parser", "router", "session", "schema", "upload", "billing", "search", "queue",
-         "token", "record", "handler", "client", "server", "config", "result", "value", "buffer", "stream"]
-
-
 def source_file(rng: random.Random, marks: list[str]) -> str:
-    lines = [f'"""The {rng.choice(WORDS)} {rng.choice(WORDS)} module."""', "", "import os", ""]
-    for _ in range(rng.randint(1, 8)):
-        name = f"{rng.choice(WORDS)}_{rng.choice(WORDS)}"
-        lines += [f"def {name}({rng.choice(WORDS)}, {rng.choice(WORDS)}=None):",
-                  f"    # {' '.join(rng.choices(WORDS, k=6))}",
-                  f"    return {rng.choice(WORDS)} or {rng.randint(0, 999)}", ""]
+    """A module as bench/checkpoints.py makes them, with `marks` as comments in its functions."""
+    lines = checkpoints.source_file(rng).splitlines()
     for mark in marks:
         lines.insert(rng.randint(4, len(lines)), f"    # {mark}")
     return "\n".join(lines) + "\n"
@@ -84,7 +77,7 @@ def make_workspace(root: Path, outside: Path, files: int, seed: int = 5) -> list
             marks += ["FIXME(bench): and this"] if rng.random() < 0.01 else []
             if n in rare:
                 marks.append(f"rare_needle_{n}")
-            (folder / f"{rng.choice(WORDS)}_{f:02d}.py").write_text(source_file(rng, marks))
+            (folder / f"{rng.choice(checkpoints.WORDS)}_{f:02d}.py").write_text(source_file(rng, marks))
             n += 1
     (root / ".gitignore").write_text("build/\n*.log\n")
     for i in range(1000):

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from protocol import GroupOptions
-from server.modes import ALWAYS_AVAILABLE, BUILTIN_MODES, GROUP_TOOLS, ModeRegistry, Pattern, parse_modes
+from server.modes import ALWAYS_AVAILABLE, BUILTIN_MODES, GROUP_TOOLS, ModeRegistry, Pattern, global_modes_path, parse_modes
+from server.userdirs import state_dir
 
 
 def registry(root: Path) -> ModeRegistry:
@@ -256,27 +257,16 @@ def test_lookaround_falls_back_to_a_time_bounded_engine():
     assert slow.search("a" * 64) is False  # times out or fails: either way, no match and no hang
 
 
-@pytest.mark.parametrize("config_home", [None, "", "/tmp/elsewhere"])
-def test_the_global_modes_file_is_where_platformdirs_puts_it(monkeypatch, config_home):
+@pytest.mark.parametrize("home", [None, "", "/tmp/elsewhere"])
+@pytest.mark.parametrize("variable, ours, theirs", [
+    ("XDG_CONFIG_HOME", lambda: global_modes_path().parent, "user_config_dir"),
+    ("XDG_STATE_HOME", lambda: state_dir(), "user_state_dir"),
+])
+def test_the_users_folders_are_where_platformdirs_puts_them(monkeypatch, home, variable, ours, theirs):
     import platformdirs
 
-    from server.modes.registry import global_modes_path
-
-    if config_home is None:
-        monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    if home is None:
+        monkeypatch.delenv(variable, raising=False)
     else:
-        monkeypatch.setenv("XDG_CONFIG_HOME", config_home)
-    assert global_modes_path() == Path(platformdirs.user_config_dir("modus", appauthor=False)) / "modes.yaml"
-
-
-@pytest.mark.parametrize("state_home", [None, "", "/tmp/elsewhere"])
-def test_the_user_state_folder_is_where_platformdirs_puts_it(monkeypatch, state_home):
-    import platformdirs
-
-    from server.userdirs import state_dir
-
-    if state_home is None:
-        monkeypatch.delenv("XDG_STATE_HOME", raising=False)
-    else:
-        monkeypatch.setenv("XDG_STATE_HOME", state_home)
-    assert state_dir() == Path(platformdirs.user_state_dir("modus", appauthor=False))
+        monkeypatch.setenv(variable, home)
+    assert ours() == Path(getattr(platformdirs, theirs)("modus", appauthor=False))
