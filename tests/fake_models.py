@@ -15,7 +15,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 PIECE = 4  # characters per streamed delta: every text of more than 4 characters comes in pieces
 
@@ -75,7 +75,12 @@ class Raw:
 class Recorded:
     path: str
     headers: dict[str, str]  # names in lower case
-    body: dict[str, Any]
+    body: dict[str, Any]  # {} when the fake keeps no bodies (see FakeServer.keep)
+    #: time.perf_counter() when its request line had come, and when the fake had sent its answer
+    #: (for a benchmark: what the client did in between two requests is the client's own time)
+    received: float = 0.0
+    answered: float = 0.0
+    size: int = 0  # of the body, in bytes
 
 
 def _pieces(text: str) -> list[str]:
@@ -91,11 +96,19 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # for the chunked transfer encoding
 
     def do_POST(self) -> None:
+        received = time.perf_counter()
         fake = self.server.fake
         size = int(self.headers.get("Content-Length") or 0)
-        fake.requests.append(
-            Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(self.rfile.read(size) or b"{}"))
-        )
+        raw = self.rfile.read(size)
+        body = json.loads(raw or b"{}") if fake.keep(len(fake.requests)) else {}
+        record = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body, received, size=size)
+        fake.requests.append(record)
+        try:
+            self._answer(fake)
+        finally:
+            record.answered = time.perf_counter()
+
+    def _answer(self, fake: "FakeServer") -> None:
         reply = fake.queue.popleft() if fake.queue else Failure(500, "The fake server has no reply left.")
         if isinstance(reply, Stall):
             fake.closing.wait(30)
@@ -143,7 +156,10 @@ class _HTTPServer(ThreadingHTTPServer):
 class FakeServer:
     provider: str
 
-    def __init__(self) -> None:
+    def __init__(self, keep: Callable[[int], bool] = lambda n: True) -> None:
+        #: whether to keep the body of request number n (from 0): a benchmark of 500 requests of a
+        #: growing conversation keeps a few
+        self.keep = keep
         self.queue: deque[Reply | Failure | Raw | Stall] = deque()
         self.requests: list[Recorded] = []
         self.closing = threading.Event()

@@ -1,12 +1,16 @@
-"""Anthropic models through the official SDK's Messages API, streamed."""
+"""Anthropic models through the official SDK's Messages API, streamed. The body is built here from
+what came since the last request (wire.py) and sent with the SDK's low-level request; the SDK's
+stream helper puts the events together into the reply as `messages.stream` does."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from functools import partial
+from typing import Any, Callable, Sequence
 
 from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage, no_notice
 from .catalog import DEFAULT_MODEL
 from .sdk import SdkModel
+from .wire import body
 
 DEFAULT_MAX_TOKENS = 8192
 
@@ -22,8 +26,15 @@ class AnthropicModel(SdkModel):
         self, request: ModelRequest, on_text: Callable[[str], None], on_thinking: Callable[[str], None] = no_notice
     ) -> ModelReply:
         client = await self.client()
+        from anthropic import AsyncStream  # loaded with the client
+        from anthropic.lib.streaming import AsyncMessageStreamManager
+        from anthropic.types import Message, RawMessageStreamEvent
+
         message = None
-        async with self.streaming(client.messages.stream(**self._params(request))) as events:
+        opening = AsyncMessageStreamManager(
+            client.post("/v1/messages", cast_to=Message, content=self._body(request), stream=True, stream_cls=AsyncStream[RawMessageStreamEvent])
+        )
+        async with self.streaming(opening) as events:
             async for event in events:
                 if event.type == "text":
                     on_text(event.text)
@@ -42,43 +53,70 @@ class AnthropicModel(SdkModel):
         thinking = [_thinking_block(b) for b in message.content if b.type in ("thinking", "redacted_thinking")]
         return ModelReply(text, calls, {"thinking": thinking} if calls and thinking else None, _usage(message.usage))
 
-    def _params(self, request: ModelRequest) -> dict[str, Any]:
+    def _body(self, request: ModelRequest) -> bytes:
+        """The request as the API takes it (JSON): the conversation's groups (each one message of
+        the API: a run of same-role messages) serialised once each (wire.py)."""
         budget = self.config.thinking_budget_tokens
-        params: dict[str, Any] = {
+        fields: dict[str, Any] = {
             "model": self.model,
             # Without maxTokens, room for the answer comes on top of the thinking budget.
             "max_tokens": self.config.max_tokens or DEFAULT_MAX_TOKENS + (budget or 0),
-            "messages": _messages(request.messages, with_thinking=bool(budget)),
+            "stream": True,
+            # The API puts a cache breakpoint on the last block of each request: the next request,
+            # this one and a step more (its prefix the same bytes: wire.py), reads it from the cache.
+            "cache_control": {"type": "ephemeral"},
         }
-        if request.system:
-            params["system"] = request.system
-        if request.tools:
-            params["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
-            ]
         if budget:
-            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        return params
+            fields["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        raw: dict[str, Any] = {"messages": self.wire.groups(request.messages, _groups, partial(_message, with_thinking=bool(budget)))}
+        if request.system:
+            raw["system"] = self.wire.once("system", request.system, lambda text: [text])
+        if request.tools:
+            raw["tools"] = [self.wire.once("tools", request.tools, _tools)]
+        return body(fields, raw)
 
 
-def _messages(history: tuple[ChatMessage, ...], *, with_thinking: bool) -> list[dict[str, Any]]:
-    """Alternating user/assistant turns: same-role neighbours merge into one message with several
-    blocks, tool results go into the user turn, ahead of its text (the API requires it)."""
-    out: list[dict[str, Any]] = []
+def _tools(tools: tuple) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+
+
+def _side(m: ChatMessage) -> str:
+    return "assistant" if m.role == "assistant" else "user"
+
+
+def _groups(history: Sequence[ChatMessage]) -> list[tuple[ChatMessage, ...]]:
+    """Runs of messages of one side (the assistant's; the user's, tool results included): the API
+    wants them alternating, so each run is one of its messages. A message that makes no block
+    (empty: the API refuses empty messages) goes along with the run it stands in."""
+    groups: list[tuple[ChatMessage, ...]] = []
+    current: list[ChatMessage] = []
+    side = None
     for m in history:
-        role = "assistant" if m.role == "assistant" else "user"
-        blocks = _blocks(m, with_thinking)
-        if not blocks:  # the API refuses empty messages
+        if m.role != "tool" and not m.tool_calls and not m.text.strip():
+            current.append(m)
             continue
-        if not out or out[-1]["role"] != role:
-            out.append({"role": role, "content": []})
-        content = out[-1]["content"]
-        for block in blocks:
+        if side is not None and _side(m) != side:
+            groups.append(tuple(current))
+            current = []
+        side = _side(m)
+        current.append(m)
+    if current:
+        groups.append(tuple(current))
+    return groups
+
+
+def _message(group: tuple[ChatMessage, ...], *, with_thinking: bool) -> list[dict[str, Any]]:
+    """One message of the API from a run of one side: tool results first in a user turn (the API
+    requires it), then the rest in order; none when no message of the run makes a block."""
+    content: list[dict[str, Any]] = []
+    for m in group:
+        for block in _blocks(m, with_thinking):
             if block["type"] == "tool_result":
                 content.insert(sum(b["type"] == "tool_result" for b in content), block)
             else:
                 content.append(block)
-    return out
+    side = next((_side(m) for m in group if m.role == "tool" or m.tool_calls or m.text.strip()), None)
+    return [{"role": side, "content": content}] if content else []
 
 
 def _blocks(m: ChatMessage, with_thinking: bool) -> list[dict[str, Any]]:

@@ -1,15 +1,17 @@
 """OpenAI and every OpenAI-compatible server (Ollama, vLLM, LM Studio through `baseUrl`), with
-the official SDK's Chat Completions API, streamed."""
+the official SDK's Chat Completions API, streamed. The body is built here from what came since the
+last request (wire.py) and sent with the SDK's low-level request, which does not walk it again."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage, no_notice
 from .catalog import DEFAULT_MODEL
 from .sdk import SdkModel
+from .wire import body, split
 
 #: Arguments that are not a JSON object are kept under this key: the gate then reports the
 #: missing parameters to the model (InvalidParams) instead of the turn crashing.
@@ -31,7 +33,14 @@ class OpenAIModel(SdkModel):
         calls: dict[int, dict[str, str]] = {}  # by index: id, name, argument fragments joined
         finish = None  # the reply is whole once a finish reason came
         usage = None  # in a last chunk without choices (stream_options.include_usage)
-        async with self.streaming(client.chat.completions.create(**self._params(request))) as events:
+        from openai import AsyncStream  # loaded with the client
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        opening = client.post(
+            "/chat/completions", cast_to=ChatCompletion, content=self._body(request), stream=True,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
+        async with self.streaming(opening) as events:
             async for chunk in events:
                 usage = _usage(getattr(chunk, "usage", None)) or usage
                 if not chunk.choices:
@@ -65,24 +74,27 @@ class OpenAIModel(SdkModel):
             usage=usage,
         )
 
-    def _params(self, request: ModelRequest) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": _messages(request),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if request.tools:
-            params["tools"] = [
-                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-                for t in request.tools
-            ]
+    def _body(self, request: ModelRequest) -> bytes:
+        """The request as the API takes it (JSON): the system prompt, then the conversation's groups
+        (each assistant reply with what follows it), serialised once each (wire.py)."""
+        fields: dict[str, Any] = {"model": self.model, "stream": True, "stream_options": {"include_usage": True}}
         if self.config.reasoning_effort:
-            params["reasoning_effort"] = self.config.reasoning_effort
+            fields["reasoning_effort"] = self.config.reasoning_effort
         if self.config.max_tokens:
             # OpenAI itself refuses max_tokens for its reasoning models; compatible servers know max_tokens.
-            params["max_tokens" if self.config.base_url else "max_completion_tokens"] = self.config.max_tokens
-        return params
+            fields["max_tokens" if self.config.base_url else "max_completion_tokens"] = self.config.max_tokens
+        messages = [
+            self.wire.once("system", request.system, lambda text: [{"role": "system", "content": text}] if text else []),
+            *self.wire.groups(request.messages, _groups, _messages),
+        ]
+        raw: dict[str, Any] = {"messages": messages}
+        if request.tools:
+            raw["tools"] = [self.wire.once("tools", request.tools, _tools)]
+        return body(fields, raw)
+
+
+def _tools(tools: tuple) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}} for t in tools]
 
 
 def _usage(usage: Any) -> Usage | None:
@@ -102,9 +114,15 @@ def _arguments(raw: str) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {RAW_ARGUMENTS: raw}
 
 
-def _messages(request: ModelRequest) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
-    for m in request.messages:
+def _groups(messages: Sequence[ChatMessage]) -> list[tuple[ChatMessage, ...]]:
+    """Each assistant reply with what follows it until the next one (the results of its calls)."""
+    return split(messages, lambda before, m: m.role == "assistant")
+
+
+def _messages(group: tuple[ChatMessage, ...]) -> list[dict[str, Any]]:
+    """One group's messages: an assistant reply and what follows it until the next one."""
+    out: list[dict[str, Any]] = []
+    for m in group:
         out.append(_message(m))
         if m.role == "tool":
             # A result belongs right after its call, ahead of user text that came in between (the

@@ -27,6 +27,7 @@ import anyio
 from protocol import Model
 
 from .base import ModelError, ModelLimits, ModelReply, ModelRequest, no_notice
+from .wire import WireCache
 
 #: Sent to a custom baseUrl when no apiKeyEnv is named: a local server needs no key, and the
 #: user's provider key must not go to another host unasked.
@@ -125,6 +126,8 @@ class SdkModel:
         self.model = config.model or self.default_model
         self.api_key = self._api_key()
         self._client: Any = None
+        #: the conversation's groups, serialised once (wire.py)
+        self.wire = WireCache()
 
     async def complete(
         self,
