@@ -1,0 +1,239 @@
+"""Steps through the real SDKs, and the first request: what a user of a real provider waits for.
+
+1. One turn of 500 read steps through each provider's official SDK (openai, anthropic), against a
+   local fake server of that provider's API (tests/fake_models.py: HTTP on 127.0.0.1, the API's own
+   streaming format, instant answers). Each reply asks for one `read_file`; the conversation grows
+   by a call and a 1 KB result per step. The server's own time for a step is measured on the fake
+   server's clock: from the moment it finished answering one request to the moment the next one
+   arrived (running the tool, storing, telling the editor, building and sending the next request).
+   Compared: steps 491–500 against steps 1–10 (target ≤ 1.2×), and against the floor of a
+   request's cost, the same request body serialised with plain `json.dumps`.
+2. From start to the first model request: the process spawned, `initialize`, a message sent,
+   until the fake server has the request; over LSP (`python -m server`) and over ACP
+   (`python -m server acp`: `initialize`, `session/new`, `session/prompt`), with `initialize`'s
+   own answer over ACP; and a bare pygls server's time to answer a first request, over LSP.
+
+    python bench/sdk.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))  # the fake providers the tests use
+
+from fake_models import Call, FakeAnthropic, FakeOpenAI, FakeServer, Reply  # noqa: E402
+from run import BARE, EDITOR_CAPABILITIES, MODUS, Client  # noqa: E402
+
+STEPS = 500
+#: The windows of steps compared (1-based, inclusive).
+EARLY, MIDDLE, LATE = (1, 10), (241, 250), (491, 500)
+STEP_TARGET = 1.2
+FIRST_REQUEST_TARGET_MS = 400.0
+ACP_INITIALIZE_TARGET_MS = 300.0
+READY_TARGET = 1.2
+#: What each step reads: a 1 KB file, so the conversation grows by about 1.2 KB a step.
+NOTES = "".join(f"line {i:03d}: the quick brown fox jumps over the lazy dog, again and again.\n" for i in range(13))
+FAKES: dict[str, type[FakeServer]] = {"openai": FakeOpenAI, "anthropic": FakeAnthropic}
+
+
+def settings(fake: FakeServer, **more) -> dict:
+    model = {"provider": fake.provider, "model": "fake", "baseUrl": fake.url, "contextWindow": 100_000_000}
+    return {"modus": {"models": {"default": model}, "checkpoints": False, "maxRequestsPerTurn": STEPS + 10, **more}}
+
+
+def replies(steps: int) -> list[Reply]:
+    calls = [Reply(calls=[Call(f"call_{i}", "read_file", {"path": "notes.txt"})]) for i in range(steps)]
+    return [*calls, Reply("Done.")]
+
+
+# ---------------------------------------------------------------- 500 steps through an SDK
+
+
+def long_turn(provider: str, steps: int) -> tuple[list[float], dict[int, bytes]]:
+    """The server's own time of each step (seconds; step i is between request i and i+1), and the
+    bodies of the requests of the steps compared, as sent."""
+    keep = {w[1] for w in (EARLY, MIDDLE, LATE) if w[1] <= steps}
+    with tempfile.TemporaryDirectory() as tmp, FAKES[provider](keep=lambda n: n in keep) as fake:
+        workspace = Path(tmp)
+        (workspace / "notes.txt").write_text(NOTES)
+        fake.add(*replies(steps))
+        client = Client(MODUS, workspace)
+        client.initialize(EDITOR_CAPABILITIES, settings(fake))
+        ended: list[str] = []
+        client.on_notification = lambda m, at: ended.append(m["params"]["outcome"]) if m["params"].get("kind") == "turn_ended" else None
+        client.call("modus/chat/send", {"text": "Read the notes, again and again."})
+        client.wait(lambda: bool(ended))
+        client.close()
+        if ended != ["completed"] or len(fake.requests) != steps + 1:
+            raise RuntimeError(f"the turn ended {ended} after {len(fake.requests)} requests of {steps + 1}")
+        own = [b.received - a.answered for a, b in zip(fake.requests, fake.requests[1:])]
+        bodies = {n: json.dumps(fake.requests[n].body).encode() for n in keep}
+    return own, bodies
+
+
+def window(samples: list[float], span: tuple[int, int]) -> float:
+    return statistics.median(samples[span[0] - 1 : span[1]])
+
+
+def dumps_ms(body: bytes, rounds: int = 20) -> float:
+    """The floor of a request's cost: its body (as the server sent it) serialised with json.dumps."""
+    data = json.loads(body)
+    best = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        json.dumps(data)
+        best.append(time.perf_counter() - t0)
+    return statistics.median(best) * 1000
+
+
+# ---------------------------------------------------------------- the first request
+
+
+def first_request_lsp(fake: FakeServer) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        fake.add(Reply("Hello."))
+        t0 = time.perf_counter()
+        client = Client(MODUS, Path(tmp))
+        client.initialize(EDITOR_CAPABILITIES, settings(fake))
+        before = len(fake.requests)
+        client.call("modus/chat/send", {"text": "hello"})
+        while len(fake.requests) == before:  # the few updates before it fit in the pipe
+            time.sleep(0.0005)
+        first = fake.requests[before].received - t0
+        client.close()
+    return first
+
+
+def ready_bare() -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        client = Client(BARE, Path(tmp))
+        client.initialize()
+        client.call("bench/ping")
+        ready = time.perf_counter() - t0
+        client.close()
+    return ready
+
+
+class AcpClient:
+    """Newline-delimited JSON-RPC to `modus acp`; the agent's requests (permissions) approved."""
+
+    def __init__(self, workspace: Path):
+        env = {**os.environ, "XDG_CONFIG_HOME": str(workspace / ".config")}
+        self.proc = subprocess.Popen(
+            [*MODUS, "acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=workspace, env=env,
+        )
+        self.next_id = 0
+
+    def send(self, method: str, params: dict) -> int:
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode() + b"\n")
+        self.proc.stdin.flush()
+        return self.next_id
+
+    def call(self, method: str, params: dict) -> dict:
+        msg_id = self.send(method, params)
+        while True:
+            message = json.loads(self.proc.stdout.readline())
+            if message.get("id") == msg_id and "method" not in message:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def first_request_acp(fake: FakeServer) -> tuple[float, float]:
+    """(spawn → initialize answered, spawn → the first model request)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp)
+        (workspace / ".modus").mkdir()
+        # ACP reads its settings from the files: the user's own global file (the workspace's
+        # endpoints would wait for trust)
+        config = workspace / ".config" / "modus"
+        config.mkdir(parents=True)
+        (config / "settings.json").write_text(json.dumps(settings(fake)["modus"]))
+        fake.add(Reply("Hello."))
+        before = len(fake.requests)
+        t0 = time.perf_counter()
+        client = AcpClient(workspace)
+        client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        initialized = time.perf_counter() - t0
+        session = client.call("session/new", {"cwd": str(workspace), "mcpServers": []})
+        client.send("session/prompt", {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "hello"}]})
+        while len(fake.requests) == before:
+            time.sleep(0.0005)
+        first = fake.requests[before].received - t0
+        client.close()
+    return initialized, first
+
+
+# ---------------------------------------------------------------- main
+
+
+def ok(passed: bool) -> str:
+    return "ok" if passed else "MISSED"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer steps and starts (a smoke test of the harness)")
+    args = parser.parse_args()
+    steps = 60 if args.quick else STEPS
+    starts = 3 if args.quick else 11
+    failed = False
+    print(f"steps through the real SDKs: one turn of {steps} read_file steps against a local fake of each API "
+          f"(the server's own time per step, on the fake's clock), Python {sys.version.split()[0]}\n")
+    print(f"{'measure':<58}{'steps 1–10':>12}{'241–250':>10}{'491–500':>10}{'ratio':>8}  target")
+    for provider in FAKES:
+        own, bodies = long_turn(provider, steps)
+        early, late_span = window(own, EARLY), (steps - 9, steps)
+        late = window(own, late_span)
+        middle = window(own, MIDDLE) if steps >= MIDDLE[1] else float("nan")
+        ratio = late / early
+        failed |= ratio > STEP_TARGET
+        print(f"{provider + ': a step, the server’s own time (median)':<58}{early * 1000:>9.2f} ms{middle * 1000:>7.2f} ms"
+              f"{late * 1000:>7.2f} ms{ratio:>7.2f}×  ≤ {STEP_TARGET}× {ok(ratio <= STEP_TARGET)}")
+        floors = "   ".join(f"request {n + 1}: {len(body) / 1024:,.0f} KB, {dumps_ms(body):.2f} ms" for n, body in sorted(bodies.items()))
+        print(f"  {provider}: the floor, its body with json.dumps — {floors}")
+    print()
+
+    with FakeOpenAI() as fake:
+        lsp = sorted(first_request_lsp(fake) for _ in range(starts))
+        acp = sorted(first_request_acp(fake) for _ in range(starts))
+    bare = statistics.median(ready_bare() for _ in range(starts))
+    lsp_first = statistics.median(lsp)
+    acp_init = statistics.median(a for a, _ in acp)
+    acp_first = statistics.median(b for _, b in acp)
+    print(f"start → first model request (median of {starts} starts; the baseline: a bare pygls server answering its first request)")
+    print(f"{'measure':<58}{'baseline':>12}{'modus':>12}{'ratio':>8}  target")
+    rows = [
+        ("LSP: spawn → the first model request", bare, lsp_first, f"≤ {FIRST_REQUEST_TARGET_MS:.0f} ms", lsp_first * 1000 <= FIRST_REQUEST_TARGET_MS),
+        ("ACP: spawn → initialize answered", None, acp_init, f"≤ {ACP_INITIALIZE_TARGET_MS:.0f} ms", acp_init * 1000 <= ACP_INITIALIZE_TARGET_MS),
+        ("ACP: spawn → the first model request", bare, acp_first, f"≤ {FIRST_REQUEST_TARGET_MS:.0f} ms", acp_first * 1000 <= FIRST_REQUEST_TARGET_MS),
+    ]
+    for name, base, value, target, passed in rows:
+        failed |= not passed
+        base_text = f"{base * 1000:>9.1f} ms" if base else f"{'':>12}"
+        ratio = f"{value / base:>7.2f}×" if base else f"{'':>8}"
+        print(f"{name:<58}{base_text}{value * 1000:>9.1f} ms{ratio}  {target} {ok(passed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
