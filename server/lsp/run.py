@@ -142,9 +142,32 @@ class _Stdin:
         return await self._chunks.get()
 
 
+class _Outlet:
+    """The client's end of stdout. Once a write fails (the editor has gone: its pipe is closed),
+    nothing more is written and the failure is logged once; the work under way goes on until the
+    input ends. (pygls would raise into whatever was publishing, failing a turn, and try to tell
+    the client it cannot reach that it cannot reach it.)"""
+
+    def __init__(self, writer: StdoutWriter):
+        self.writer = writer
+        self.gone = False
+
+    def write(self, data: bytes) -> None:
+        if self.gone:
+            return
+        try:
+            self.writer.write(data)
+        except (OSError, ValueError) as exc:  # a broken pipe; a closed file
+            self.gone = True
+            log.warning("the client has gone (%s): nothing more is sent to it", exc)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
 def serve_stdio() -> int:
     server = ModusServer()
-    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    server.protocol.set_writer(_Outlet(StdoutWriter(sys.stdout.buffer)))
     stdin = sys.stdin.buffer.fileno()
     sys.stdout = sys.stderr  # nothing else may write to the LSP channel
 

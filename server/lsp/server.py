@@ -149,6 +149,7 @@ class ModusServer(LanguageServer):
         self._settings_problems: list[str] = []
         self._start_error: str | None = None
         self._diagnosed: set[Path] = set()  # mode files whose diagnostics the client shows
+        self._reporting = False  # an error is being told to the client (see report_server_error)
         _register(self)
 
     def report_server_error(self, error: Exception, source) -> None:
@@ -159,7 +160,13 @@ class ModusServer(LanguageServer):
         trace = data.get("traceback") if isinstance(data, dict) else None
         if source is FeatureNotificationError and isinstance(trace, list):
             log.error("%s\n%s", error, "".join(trace).rstrip())
-        super().report_server_error(error, source)
+        if self._reporting:  # telling the client failed too (it has gone): once in the log is enough
+            return
+        self._reporting = True
+        try:
+            super().report_server_error(error, source)
+        finally:
+            self._reporting = False
 
     def require_session(self) -> Session:
         if self.session is None:

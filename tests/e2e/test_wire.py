@@ -467,3 +467,27 @@ async def test_tcp_and_websocket_transports(tmp_path, transport):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_wire_a_client_gone_in_the_middle_of_a_turn_is_told_nothing_more(tmp_path):
+    """The editor dies while a turn runs: the server's writes fail. Each failure is logged once
+    (telling the client that telling it failed would fail again, and again: a flood of
+    tracebacks until Python's recursion limit), and the server ends with its input."""
+    steps = [{"toolCalls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]} for _ in range(300)]
+    (tmp_path / "a.txt").write_text("a\n")
+    (tmp_path / "script.json").write_text(json.dumps({"turns": steps}))
+    server = RawServer(tmp_path)
+    settings = {"modus": {"models": {"default": {"provider": "scripted", "script": "script.json"}}, "maxRequestsPerTurn": 1000, "checkpoints": False}}
+    server.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}, "initializationOptions": settings}})
+    server.response(0)
+    server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "modus/chat/send", "params": {"text": "read it all"}})
+    while server.receive().get("params", {}).get("kind") != "tool_call":
+        pass
+    server.proc.stdout.close()  # the editor is gone: its end of both pipes closes
+    server.proc.stdin.close()
+    assert server.proc.wait(20) is not None
+    server._drainer.join(10)
+    log = "".join(server.stderr)
+    assert "RecursionError" not in log and "maximum recursion depth" not in log
+    assert log.count("Traceback") <= 5, log
