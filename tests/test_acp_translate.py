@@ -165,3 +165,36 @@ def test_the_clients_mcp_servers_in_the_shape_of_mcp_json():
         "web": {"type": "streamable-http", "url": "https://mcp.example/", "headers": {"Authorization": "x"}},
         "old": {"type": "sse", "url": "https://sse.example/", "headers": {}},
     }
+
+
+def test_initialize_is_answered_early_with_what_the_package_would_send():
+    """`modus acp` answers `initialize` before the ACP package has loaded (server/acp/hello.py):
+    the same answer the package's schema makes of the agent's own."""
+    import asyncio
+
+    from acp import PROTOCOL_VERSION
+    from acp import schema as acp
+
+    from server.acp.agent import ModusAgent
+    from server.acp.hello import PROTOCOL_VERSION as OURS, early, initialize_result
+
+    class NoTasks:
+        def start_soon(self, *args):
+            pass
+
+    assert OURS == PROTOCOL_VERSION
+    answer = asyncio.run(ModusAgent(NoTasks()).initialize(protocol_version=7))
+    assert answer.model_dump(mode="json", by_alias=True, exclude_none=True) == initialize_result(7)
+    assert acp.InitializeResponse.model_validate(initialize_result(1)).protocol_version == 1
+    # what is answered early, and what is left to the package's checks
+    assert early({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}) == 1
+    assert early({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}) == 1
+    for not_early in (
+        {"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": 1}},  # a notification
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1"}},
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": True}},
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": []}},
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize"},
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"protocolVersion": 1}},
+    ):
+        assert early(not_early) is None, not_early

@@ -614,3 +614,36 @@ async def test_the_models_thinking_goes_apart_from_its_text(fake):
     thought: list[str] = []
     reply = await model(fake, thinkingBudgetTokens=1024, maxTokens=4096).complete(HELLO, text.append, on_thinking=thought.append)
     assert "".join(thought) == "Let me think this through." and "".join(text) == reply.text == "The answer."
+
+
+def test_the_providers_loaded_ahead_are_every_one_the_settings_name():
+    from protocol import Settings
+    from server.providers import _models
+
+    settings = Settings.model_validate({
+        "models": {
+            "default": {"provider": "scripted"},
+            "phases": {"plan": {"provider": "anthropic"}},
+            "modes": {"ask": {"provider": "openai", "act": {"provider": "anthropic", "model": "m"}}},
+        },
+        "agents": [{"name": "a"}, {"name": "b", "model": {"provider": "openai", "baseUrl": "http://x"}}],
+    })
+    assert [m.provider for m in _models(settings)] == ["scripted", "anthropic", "openai", "anthropic", "openai"]
+
+
+async def test_the_tasks_of_one_endpoint_share_one_client_per_event_loop():
+    """A mode switch builds a new task and its model: not a new client (its TLS context, its pool)."""
+    import threading
+
+    from server.providers.openai import OpenAIModel
+
+    config = Model(provider="openai", model="fake", base_url="http://127.0.0.1:9/v1")
+    first, second = OpenAIModel(config, ModelLimits()), OpenAIModel(config, ModelLimits())
+    other = OpenAIModel(Model(provider="openai", model="fake", base_url="http://127.0.0.1:8/v1"), ModelLimits())
+    assert await first.client() is await second.client()
+    assert await other.client() is not await first.client()
+    elsewhere: list = []
+    thread = threading.Thread(target=lambda: elsewhere.append(anyio.run(OpenAIModel(config, ModelLimits()).client)))
+    thread.start()
+    thread.join()
+    assert elsewhere[0] is not await first.client()  # another loop: its own

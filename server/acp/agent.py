@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
-from acp import PROTOCOL_VERSION, RequestError
+from acp import RequestError
 from acp import schema as acp
 
 import protocol
@@ -25,6 +25,7 @@ from .. import __version__
 from ..errors import BadRequest
 from ..providers import ModelError
 from . import translate as tr
+from .hello import initialize_result
 from .host import AcpHost, Outbox, PromptState
 
 if TYPE_CHECKING:
@@ -72,23 +73,24 @@ class ModusAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities: acp.ClientCapabilities | None = None,
                          client_info: acp.Implementation | None = None, **kwargs: Any) -> acp.InitializeResponse:
-        self.client = client_capabilities or acp.ClientCapabilities()
+        self.client = _readable(client_capabilities or acp.ClientCapabilities())
         fs = self.client.fs or acp.FileSystemCapabilities()
         log.info(
             "client %s: reads files %s, writes files %s, terminal %s",
             client_info.name if client_info else "(unnamed)", bool(fs.read_text_file), bool(fs.write_text_file), bool(self.client.terminal),
         )
-        return acp.InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=acp.AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=acp.PromptCapabilities(embedded_context=True),
-                mcp_capabilities=acp.McpCapabilities(),
-                session_capabilities=acp.SessionCapabilities(list=acp.SessionListCapabilities()),
-            ),
-            agent_info=acp.Implementation(name="modus", title="Modus", version=__version__),
-            auth_methods=[],
-        )
+        return acp.InitializeResponse.model_validate(initialize_result(protocol_version))
+
+    async def initialized_early(self, params: dict[str, Any]) -> None:
+        """`initialize`, answered before this agent was loaded (run.py): what it told of the client
+        is taken as the package would take it. Capabilities it cannot read count as none."""
+        try:
+            request = acp.InitializeRequest.model_validate(params)
+        except ValueError as exc:
+            log.warning("initialize: the client's capabilities could not be read (%s); taken as none", exc)
+            request = acp.InitializeRequest(protocol_version=params["protocolVersion"])
+        await self.initialize(request.protocol_version, request.client_capabilities, request.client_info)
+
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         raise invalid(f"methodId: Modus has no authentication methods (got {method_id!r})")
@@ -339,6 +341,16 @@ class ModusAgent:
         for opened in list(self.sessions.values()):
             opened.session.cancel(opened.id)
             opened.closed.set()
+
+
+def _readable(capabilities: acp.ClientCapabilities) -> acp.ClientCapabilities:
+    """The client's capabilities, but a part the schema could not read (it keeps its default as a
+    plain dict then, where Modus reads attributes) counts as none."""
+    unread = [name for name, kind in (("fs", acp.FileSystemCapabilities),) if not isinstance(getattr(capabilities, name), kind)]
+    if not unread:
+        return capabilities
+    log.warning("initialize: the client's capabilities could not be read (%s); taken as none", ", ".join(unread))
+    return capabilities.model_copy(update={"fs": acp.FileSystemCapabilities()})
 
 
 @dataclass

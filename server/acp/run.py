@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 
 from .. import inbound
+from . import hello
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,12 @@ class LineTransport:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self.reader = reader
         self.writer = writer
+        #: messages read ahead and handed back (see `unread`), taken before the stream's next
+        self._ahead: list[dict[str, Any]] = []
+
+    def unread(self, message: dict[str, Any]) -> None:
+        """The next `receive` returns this message."""
+        self._ahead.append(message)
 
     async def send(self, message: dict[str, Any]) -> None:
         """Written at once (the order of the calls is the order on the wire), then drained."""
@@ -42,6 +49,8 @@ class LineTransport:
         await self.writer.drain()
 
     async def receive(self) -> dict[str, Any] | None:
+        if self._ahead:
+            return self._ahead.pop()
         while True:
             line = await self._line()
             if line is None:
@@ -148,18 +157,31 @@ def configure_logging(level: str) -> None:
 
 
 async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, global_modes: Path | None = None) -> None:
-    """Answer one client until its input ends; then every session stops and closes."""
-    from acp.agent.connection import AgentSideConnection
+    """Answer one client until its input ends; then every session stops and closes.
 
+    The client's `initialize` comes first and is answered at once (hello.py), while the ACP
+    package and the agent load in a worker thread: that takes most of a second, which the
+    client would otherwise wait for before anything else."""
     from ..startup import started
-    from .agent import ModusAgent
 
+    transport = LineTransport(reader, writer)
+    started()
     async with anyio.create_task_group() as tg:
+        loading = _Loading(tg)
+        first = await transport.receive()
+        version = hello.early(first) if first is not None else None
+        if version is not None:
+            await transport.send({"jsonrpc": "2.0", "id": first["id"], "result": hello.initialize_result(version)})
+        elif first is not None:
+            transport.unread(first)  # answered by the package, with its own checks
+        AgentSideConnection, ModusAgent = await loading.done()
         agent = ModusAgent(tg, global_modes)
-        conn = AgentSideConnection(agent, LineTransport(reader, writer), listening=False)
-        started()
+        if version is not None:
+            await agent.initialized_early(first["params"])
+        conn = AgentSideConnection(agent, transport, listening=False)
         try:
-            await conn.listen()
+            if first is not None:
+                await conn.listen()
         finally:
             await agent.close_all()
             with anyio.CancelScope(shield=True):
@@ -167,13 +189,55 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, glob
             tg.cancel_scope.cancel()
 
 
-def serve_stdio(log_level: str = "info") -> int:
-    from acp.stdio import stdio_streams
+class _Loading:
+    """The ACP package and the agent, imported in a worker thread from the start."""
 
+    def __init__(self, tg: "anyio.abc.TaskGroup"):
+        self._loaded = anyio.Event()
+        self._error: BaseException | None = None
+        tg.start_soon(self._load)
+
+    async def _load(self) -> None:
+        try:
+            await anyio.to_thread.run_sync(_import_agent)
+        except BaseException as exc:  # noqa: BLE001 - raised where it is awaited
+            self._error = exc
+        finally:
+            self._loaded.set()
+
+    async def done(self) -> tuple[Any, Any]:
+        await self._loaded.wait()
+        if self._error is not None:
+            raise self._error
+        return _import_agent()
+
+
+def _import_agent() -> tuple[Any, Any]:
+    from acp.agent.connection import AgentSideConnection
+
+    from .agent import ModusAgent
+
+    return AgentSideConnection, ModusAgent
+
+
+async def _stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """stdin and stdout as asyncio streams (POSIX pipes; elsewhere, the ACP package's)."""
+    if sys.platform == "win32":
+        from acp.stdio import stdio_streams
+
+        return await stdio_streams(limit=MAX_MESSAGE_BYTES)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+
+
+def serve_stdio(log_level: str = "info") -> int:
     configure_logging(log_level)
 
     async def main() -> None:
-        reader, writer = await stdio_streams(limit=MAX_MESSAGE_BYTES)
+        reader, writer = await _stdio_streams()
         sys.stdout = sys.stderr  # nothing else may write to the protocol's channel
         await serve(reader, writer)
 

@@ -24,7 +24,7 @@ from ..host import Host
 from ..modes import DEFAULT_MODE, Mode, ModeRegistry, global_modes_path
 from ..settings import LayeredSettings
 from ..prompt import Participant, PromptContext, Rules, build_prompt, environment_details, load_rules, ordered_tools
-from ..providers import ModelLimits, ScriptCursor
+from ..providers import ModelLimits, ScriptCursor, preload
 from ..state import Store, StoredMessage
 from ..state.store import new_id
 from ..untrusted import Refused, check_inside, off_loop
@@ -48,6 +48,12 @@ if TYPE_CHECKING:
     from ..tools import ToolContext
 
 log = logging.getLogger(__name__)
+
+#: What the first turn runs, imported on first use: loaded ahead in the background (providers.preload).
+TURN_MODULES = (
+    "server.agent.loop", "server.agent.context", "server.agents.mentions", "server.agents.wakes",
+    "server.checkpoints", "server.plan.planner",
+)
 
 INTERRUPTED_CALL = "The turn was interrupted: Modus stopped before this tool call returned a result. Check the state before you retry."
 INTERRUPTED_TURN = "The turn of {agent} was interrupted: Modus stopped before it ended."
@@ -149,6 +155,7 @@ class Session:
         self._told: set[str] = set()
         self.layers.load()  # a few small files, read before the store opens: stateDir may come from them
         self.settings = self._effective_settings()
+        preload(self.settings, then=TURN_MODULES)  # in the background: the first message need not wait for them
         self.modes = ModeRegistry(workspace.root, global_modes)
         self.state_dir = self._state_dir(self.settings)
         workspace.own = (Path(os.path.realpath(self.state_dir)),)  # the edit tools never write it
@@ -328,6 +335,7 @@ class Session:
         if settings.state_dir != self.settings.state_dir:
             log.warning("stateDir changes take effect when the server restarts")
         self.settings = settings
+        preload(settings)
         self.update_roster()  # and tasks are rebuilt with the new settings when next used
 
     def _effective_settings(self) -> Settings:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import logging
+import threading
 from pathlib import Path
+from typing import Iterator, Sequence
 
-from protocol import Model
+from protocol import Model, Settings
 
 from .base import (
     ChatMessage, ModelClient, ModelError, ModelLimits, ModelReply, ModelRequest, ToolCallRequest, ToolSchema, no_notice,
@@ -20,6 +24,60 @@ class _DeferredError:
 
     async def complete(self, request, on_text, on_notice=no_notice, on_thinking=no_notice):
         raise self.error
+
+
+log = logging.getLogger(__name__)
+
+#: The modules of each provider's SDK that a request uses.
+SDK_MODULES = {"openai": ("openai",), "anthropic": ("anthropic", "anthropic.lib.streaming")}
+_preloading: set[str] = set()
+#: Seconds from the settings being known to loading ahead (see preload).
+PRELOAD_AFTER = 0.5
+
+
+def preload(settings: Settings, then: Sequence[str] = (), after: float = PRELOAD_AFTER) -> None:
+    """Load ahead, in a background thread: the modules `then` names (what the first turn runs),
+    then the SDK of each provider the settings name, with what its first request needs (its
+    HTTP transport and TLS, loaded by making a client). An SDK takes a second or so to import
+    (hundreds of types), which the first request would wait for; started as soon as the
+    settings are known, it is done by the time a user has typed their first message. Nothing
+    waits for it: a request that comes first imports what is left. It starts `after` seconds: the
+    first answers to the editor (the burst of requests at start-up) do not share the interpreter
+    with it, and a user's first message comes later than that."""
+    providers = sorted({m.provider for m in _models(settings)} & SDK_MODULES.keys() - _preloading)
+    _preloading.update(providers)
+    modules = [m for m in then if m not in _preloading]
+    _preloading.update(modules)
+    if providers or modules:
+        timer = threading.Timer(after, _load, args=(modules, providers, settings))
+        timer.name, timer.daemon = "modus-preload", True
+        timer.start()
+
+
+def _load(modules: list[str], providers: list[str], settings: Settings) -> None:
+    try:
+        for name in modules:
+            importlib.import_module(name)
+        for provider in providers:
+            for name in SDK_MODULES[provider]:
+                importlib.import_module(name)
+            config = next(m for m in _models(settings) if m.provider == provider)
+            model = open_model(config, workspace=Path("."), cursor=ScriptCursor(), limits=ModelLimits.of(settings))
+            if hasattr(model, "new_client"):  # not a model that failed to open (no key: it will say so)
+                model.new_client()  # the HTTP transport and TLS load; the client itself is let go
+    except Exception as exc:  # noqa: BLE001 - whatever needs it will say why
+        log.info("loading ahead failed: %s", exc)
+
+
+def _models(settings: Settings) -> Iterator[Model]:
+    models = settings.models
+    yield models.default
+    yield from (m for m in (models.phases.plan, models.phases.act) if m is not None)
+    for mode in models.modes.values():
+        if mode.provider is not None:
+            yield Model(provider=mode.provider)
+        yield from (m for m in (mode.plan, mode.act) if m is not None)
+    yield from (a.model for a in settings.agents if a.model is not None)
 
 
 def open_model(config: Model, *, workspace: Path, cursor: ScriptCursor, limits: ModelLimits = ModelLimits()) -> ModelClient:
@@ -52,4 +110,5 @@ __all__ = [
     "ToolCallRequest",
     "ToolSchema",
     "open_model",
+    "preload",
 ]

@@ -12,11 +12,13 @@ thread: the server starts without them and keeps answering while they load.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import math
 import os
 import random
+import weakref
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -32,6 +34,10 @@ from .wire import WireCache
 #: Sent to a custom baseUrl when no apiKeyEnv is named: a local server needs no key, and the
 #: user's provider key must not go to another host unasked.
 PLACEHOLDER_KEY = "modus-no-key"
+
+#: The SDK clients by event loop (a client's connections belong to the loop that opened them),
+#: then by provider, endpoint, key and time limits.
+_CLIENTS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, Any]]" = weakref.WeakKeyDictionary()
 
 #: Without a `retry-after` from the server, the first wait before a retry, in seconds; each next
 #: one is twice as long, up to BACKOFF_LONGEST.
@@ -183,11 +189,19 @@ class SdkModel:
         return key
 
     async def client(self) -> Any:
+        """The SDK's client for this model's endpoint and key: one per event loop, shared by every
+        task of that model (a mode switch builds a new task, not a new connection pool, and making
+        a client, its TLS context with it, takes tens of milliseconds)."""
         if self._client is None:
-            self._client = await anyio.to_thread.run_sync(self._new_client)
+            shared = _CLIENTS.setdefault(asyncio.get_running_loop(), {})
+            key = (self.provider, self.config.base_url, self.api_key, self.limits.first_byte, self.limits.idle)
+            if key not in shared:
+                shared[key] = await anyio.to_thread.run_sync(self.new_client)
+            self._client = shared[key]
         return self._client
 
-    def _new_client(self) -> Any:
+    def new_client(self) -> Any:
+        """A client of the SDK (loaded now if it is not yet: this blocks)."""
         sdk = importlib.import_module(self.provider)
         # Our limits (see streaming) apply first: the SDK's timeout, as long as the longer one, only
         # backs them up, so its 10-minute default never applies; it keeps its short connect timeout.

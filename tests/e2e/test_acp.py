@@ -795,3 +795,26 @@ async def test_the_models_thinking_streams_as_thought_chunks(bare, tmp_path):
     assert await bare.prompt(sid, "hi") == "end_turn"
     assert bare.client.text(sid, "agent_thought_chunk") == "The user wants a greeting."
     assert bare.client.text(sid) == "Hello."  # the thinking is not the answer
+
+
+async def test_initialize_is_answered_before_the_agent_loads_and_unreadable_capabilities_count_as_none(config_home: Path, tmp_path: Path):
+    """`initialize` comes first and is answered at once (the ACP package loads meanwhile); what
+    the package cannot read of the client's capabilities is told in the log and taken as none."""
+    ws = workspace_with(tmp_path / "ws", [{"text": "Hello."}])
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "XDG_CONFIG_HOME": str(config_home)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server", "acp", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=env, cwd=str(tmp_path),
+    )
+    raw = Raw(process, ws)
+    try:
+        answer = await raw.request("initialize", {"protocolVersion": 3, "clientCapabilities": {"fs": 5}})
+        assert answer["result"]["protocolVersion"] == 1 and answer["result"]["agentInfo"]["name"] == "modus"
+        sid = (await raw.request("session/new", {"cwd": str(ws), "mcpServers": []}))["result"]["sessionId"]
+        assert (await raw.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}))["result"]["stopReason"] == "end_turn"
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), TIMEOUT)
+    log = (await process.stderr.read()).decode()
+    assert "initialize: the client's capabilities could not be read" in log and "taken as none" in log

@@ -53,7 +53,13 @@ class RawServer:
             self.stderr.append(line.decode(errors="replace"))
 
     def _read(self) -> None:
-        """Messages from the server's stdout, None at its end."""
+        """Messages from the server's stdout, None at its end (or once the test closed it)."""
+        try:
+            self._read_all()
+        except (ValueError, OSError):  # the test closed the pipe: an editor gone
+            self.messages.put(None)
+
+    def _read_all(self) -> None:
         length = None
         while line := self.proc.stdout.readline():
             if line == b"\r\n":
