@@ -233,10 +233,14 @@ def no_traceback(server: RawServer) -> None:
 
 def chat_works(server: RawServer, msg_id: int) -> bool:
     """A message is sent, stored and answered (the turn ends before this returns)."""
+
+    def ended() -> int:
+        return sum(m.get("method") == "modus/update" and m["params"]["kind"] == "turn_ended" for m in server.received)
+
+    before = ended()
     server.send({"jsonrpc": "2.0", "id": msg_id, "method": "modus/chat/send", "params": {"text": "again"}})
-    conversation = server.response(msg_id)["result"]["conversationId"]
-    while not any(m.get("method") == "modus/update" and m["params"]["kind"] == "turn_ended"
-                  and m["params"]["conversationId"] == conversation for m in server.received):
+    server.response(msg_id)
+    while ended() == before:
         server.receive()
     return True
 
@@ -247,29 +251,28 @@ def logged(server: RawServer, *words: str) -> list[str]:
     return [line for line in lines if all(w in line for w in words)]
 
 
-@pytest.mark.parametrize(
-    "body, msg_id",
-    [
-        (nested(DEEP), None),
-        (nested(DEEP, "{"), None),
-        (request("modus/chat/send", '{"text":"hi","x":%s}' % nested(DEEP)), None),  # its id cannot be read
-        (request("modus/chat/send", '{"text":"hi","x":%s}' % nested(DECODABLE)), 5),
-        (request("modus/chat/send", '{"text":"hi","x":%s}' % nested(DECODABLE, "{")), 5),
-        (request("modus/state", nested(DECODABLE, "{")), 5),
-        (request("textDocument/codeAction", code_action(nested(DECODABLE))), 5),  # the answer would echo it
-        (request("workspace/executeCommand", '{"command":"modus.switchMode","arguments":[%s]}' % nested(DECODABLE)), 5),
-        (request("modus/nosuch", nested(DECODABLE)), 5),
-        ('{"jsonrpc":"2.0","id":%s,"method":"modus/state","params":{}}' % nested(DECODABLE), None),  # in the id
-        (request("modus/chat/send", '{"text":"hi","x":%s}' % nested(LIMIT - 1)), 5),  # one level too many
-    ],
-    ids=["body", "body-objects", "chat-undecodable", "chat", "chat-objects", "params", "code-action", "command",
-         "unknown-method", "id", "limit+1"],
-)
-def test_wire_nesting_too_deep_is_a_parse_error_and_the_server_goes_on(raw, body, msg_id):
-    raw.send_bytes(frame(body))
-    assert raw.response(msg_id)["error"] == TOO_DEEP
-    assert state_works(raw, 9)
-    assert chat_works(raw, 10)
+#: (what it is, the message, the id its error carries): each answered -32700, one server for all
+TOO_DEEP_REQUESTS = [
+    ("body", nested(DEEP), None),
+    ("body-objects", nested(DEEP, "{"), None),
+    ("chat-undecodable", request("modus/chat/send", '{"text":"hi","x":%s}' % nested(DEEP)), None),  # its id cannot be read
+    ("chat", request("modus/chat/send", '{"text":"hi","x":%s}' % nested(DECODABLE)), 5),
+    ("chat-objects", request("modus/chat/send", '{"text":"hi","x":%s}' % nested(DECODABLE, "{")), 5),
+    ("params", request("modus/state", nested(DECODABLE, "{")), 5),
+    ("code-action", request("textDocument/codeAction", code_action(nested(DECODABLE))), 5),  # the answer would echo it
+    ("command", request("workspace/executeCommand", '{"command":"modus.switchMode","arguments":[%s]}' % nested(DECODABLE)), 5),
+    ("unknown-method", request("modus/nosuch", nested(DECODABLE)), 5),
+    ("id", '{"jsonrpc":"2.0","id":%s,"method":"modus/state","params":{}}' % nested(DECODABLE), None),  # in the id
+    ("limit+1", request("modus/chat/send", '{"text":"hi","x":%s}' % nested(LIMIT - 1)), 5),  # one level too many
+]
+
+
+def test_wire_nesting_too_deep_is_a_parse_error_and_the_server_goes_on(raw):
+    for n, (name, body, msg_id) in enumerate(TOO_DEEP_REQUESTS):
+        raw.send_bytes(frame(body))
+        assert raw.response(msg_id)["error"] == TOO_DEEP, name
+        assert state_works(raw, 100 + n), name
+        assert chat_works(raw, 200 + n), name
     no_traceback(raw)
     assert raw.close() == 0
 
@@ -332,9 +335,8 @@ def command(name: str, argument: str) -> str:
 RANGE = '{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}'
 
 
-@pytest.mark.parametrize(
-    "method, params, field, at",
-    [
+#: (method, params, the field named, the character the surrogate is at): each answered -32602
+LONE_SURROGATES = [
         ("modus/chat/send", '{"text":"%s"}' % LONE, "text", 3),
         ("modus/chat/send", '{"text":"hi","conversationId":"%s"}' % LONE, "conversationId", 3),
         ("modus/chat/history", '{"conversationId":"%s"}' % LONE, "conversationId", 3),
@@ -346,15 +348,15 @@ RANGE = '{"start":{"line":0,"character":0},"end":{"line":0,"character":1}}'
         ("workspace/executeCommand", command("modus.startInMode", '{"mode":"code","uri":"file:///a.py","range":%s,"prompt":"%s"}' % (RANGE, LONE)),
          "arguments.0.prompt", 3),
         ("textDocument/codeAction", code_action('"%s"' % LONE), "context.diagnostics.0.data", 3),
-    ],
-    ids=["chat-text", "chat-conversation", "history", "switch", "prompt", "plan-feedback", "command-slug", "command-uri",
-         "command-prompt", "code-action"],
-)
-def test_wire_surrogate_in_a_request_is_invalid_params_naming_the_field(raw, method, params, field, at):
-    raw.send_bytes(frame(request(method, params)))
-    assert raw.response(5)["error"] == invalid_unicode(method, field, at)
-    assert state_works(raw, 9)
-    assert chat_works(raw, 10)
+]
+
+
+def test_wire_surrogate_in_a_request_is_invalid_params_naming_the_field(raw):
+    for n, (method, params, field, at) in enumerate(LONE_SURROGATES):
+        raw.send_bytes(frame(request(method, params)))
+        assert raw.response(5)["error"] == invalid_unicode(method, field, at), (method, field)
+        assert state_works(raw, 100 + n)
+        assert chat_works(raw, 200 + n)
     no_traceback(raw)
     assert raw.close() == 0
     assert not [line for line in raw.stderr if "Traceback" in line or "Logging error" in line]
