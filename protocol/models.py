@@ -83,8 +83,9 @@ class _Decides:
 
 
 #: Marks a setting that decides what runs or where requests go: a model's endpoint or the
-#: variable its key is read from, what runs without asking (yolo, auto-approval), what starts by
-#: itself (MCP servers at launch), where state is written. Such a setting from a workspace's file
+#: variable its key is read from, what runs without asking (yolo, auto-approval, how many requests
+#: a turn makes before asking to go on), what starts by itself (MCP servers at launch), where
+#: state is written. Such a setting from a workspace's file
 #: (a cloned repository's) applies only once the user trusted it: server/settings.py finds them
 #: in the validated settings (`decisive`), whatever spelling set them. A new setting of that kind
 #: is declared `Annotated[T, DECIDES]` here, and the trust follows.
@@ -227,7 +228,8 @@ class Settings(Input):
     #: The most one model request waits in all between its retries.
     max_retry_wait_seconds: float = Field(default=60.0, ge=0)
     max_consecutive_mistakes: int = Field(default=3, ge=1)
-    max_requests_per_turn: int = Field(default=50, ge=1)
+    #: how many model requests a turn makes before the user is asked whether it goes on (an approval)
+    max_requests_per_turn: Annotated[int, DECIDES] = Field(default=50, ge=1)
     #: a checkpoint of the workspace's files before each edit or command, and at each turn's start
     checkpoints: bool = True
     #: condense the conversation before a request would take more than this share (%) of the

@@ -562,7 +562,7 @@ class Modus implements vscode.WebviewViewProvider, vscode.TextDocumentContentPro
   /**
    * `Modus: Trust Workspace Settings`: the keys of the workspace's `.modus/settings.json` that wait
    * for the user's trust (what decides what runs or where requests go: yolo, autoApprove, stateDir,
-   * mcpStartAtLaunch, model endpoints) apply. Only in a trusted
+   * mcpStartAtLaunch, maxRequestsPerTurn, model endpoints) apply. Only in a trusted
    * VS Code workspace (the command's enablement says so too).
    */
   async trustWorkspaceSettings(): Promise<void> {

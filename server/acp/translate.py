@@ -56,7 +56,7 @@ COMMANDS = (
     ("mode", "Switch to another mode: /mode <slug> (a message may follow)", "mode slug, then an optional message"),
     ("plan-change", "Plan a change in the code you attach: plan mode, scoped to its file; nothing is written until you "
      "approve a plan", "the change to plan"),
-    ("trust", "Trust this workspace's .modus/settings.json (its yolo, autoApprove, stateDir, mcpStartAtLaunch, model endpoints)", None),
+    ("trust", "Trust this workspace's .modus/settings.json (its yolo, autoApprove, stateDir, mcpStartAtLaunch, maxRequestsPerTurn, model endpoints)", None),
     ("condense", "Condense the conversation: the model summarises the older part, which the summary replaces in what "
      "it sees from now on (the history keeps it all)", None),
 )

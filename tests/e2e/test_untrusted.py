@@ -172,3 +172,19 @@ async def test_untrusted_edits_never_reach_modus_state_or_git_internals(editor: 
     assert failed == [(".git/config", "ProtectedPath"), (".modus/state/modus.sqlite3", "ProtectedPath")]
     assert (workspace / ".git" / "config").read_text() == "[core]\n"
     assert editor.edits == []
+
+
+async def test_untrusted_max_requests_per_turn_waits_for_trust(editor: Editor, workspace: Path):
+    """How many requests a turn makes before the user is asked to let it go on is an approval: a
+    repository's file does not change it alone (raised, a turn would run on and on unasked)."""
+    (workspace / ".modus").mkdir()
+    (workspace / ".modus" / "settings.json").write_text(json.dumps({"maxRequestsPerTurn": 1}))
+    read = {"toolCalls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]}
+    (workspace / "a.txt").write_text("a\n")
+    await editor.start(script(workspace, read, read, {"text": "done"}, read, read, {"text": "done"}))
+    ended = await editor.chat("read twice")
+    assert ended["outcome"] == "completed" and [a["kind"] for a in editor.approvals] == []  # the default (50) applies
+    assert any("sets maxRequestsPerTurn: not applied until you trust" in m.message for m in editor.client.messages)
+    await editor.command("modus.trustWorkspaceSettings")
+    ended = await editor.chat("read twice again")
+    assert [a["kind"] for a in editor.approvals] == ["continue"]  # trusted: after one request, asked
