@@ -71,7 +71,6 @@ def checked(data: Any, where: str, strict: bool = True) -> tuple[dict[str, Any],
 _KEYS = {f.alias or name for name, f in Settings.model_fields.items()}
 
 
-
 def merged(high: dict[str, Any], low: dict[str, Any]) -> dict[str, Any]:
     """`high` over `low`: objects merge key by key, anything else is replaced."""
     out = dict(low)

@@ -54,7 +54,7 @@ class Workspace:
         state folder: its database holds the conversations and what was approved) and the inside of
         a git repository (`.git/config` and hooks run commands at the user's next `git`, or the
         editor's). The user changes those themselves."""
-        if ".git" in PurePosixPath(target.rel).parts:
+        if any(part.lower() == ".git" for part in PurePosixPath(target.rel).parts):  # .GIT is .git on macOS and Windows
             raise ProtectedPath(
                 f"Access to '{target.rel}' is denied: the inside of a git repository (its config, its hooks) "
                 "decides what git runs; the tools do not edit it. Ask the user to make this change."

@@ -80,6 +80,7 @@ CASES = [
     ("code", "insert_content", {"path": "src/../.modus/state/x", "line": 0, "content": "x"}, "ProtectedPath", "~it is Modus's own state (.modus/state/)"),
     ("code", "write_to_file", {"path": ".git/config", "content": "[core]\n\tfsmonitor = ./evil\n"}, "ProtectedPath", "~the inside of a git repository (its config, its hooks) decides what git runs"),
     ("code", "write_to_file", {"path": "vendor/lib/.git/hooks/pre-commit", "content": "x"}, "ProtectedPath", "~the inside of a git repository"),
+    ("code", "write_to_file", {"path": ".Git/config", "content": "x"}, "ProtectedPath", "~the inside of a git repository"),  # one file on macOS
     ("code", "write_to_file", {"path": ".modus/settings.json", "content": "{{}}"}, None, None),  # the settings: their trust decides
     # tool groups
     ("ask", "write_to_file", {"path": "docs/a.md", "content": "x"}, "ToolNotAllowed", 'Tool "write_to_file" is not allowed in ask mode.'),

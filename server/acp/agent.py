@@ -91,7 +91,6 @@ class ModusAgent:
             request = acp.InitializeRequest(protocol_version=params["protocolVersion"])
         await self.initialize(request.protocol_version, request.client_capabilities, request.client_info)
 
-
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         raise invalid(f"methodId: Modus has no authentication methods (got {method_id!r})")
 

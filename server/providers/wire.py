@@ -29,8 +29,9 @@ from typing import Any, Callable, NamedTuple, Sequence, TypeVar
 
 T = TypeVar("T")
 
-#: Groups kept per model: several conversations' worth of a long turn each.
-KEPT_GROUPS = 8192
+#: Complete groups kept per model, beyond the last request's (which continues without them): a
+#: few conversations' worth, for one that comes back (the bytes and their messages are held).
+KEPT_GROUPS = 2048
 
 
 def dumps(value: Any) -> bytes:
