@@ -647,3 +647,14 @@ async def test_the_tasks_of_one_endpoint_share_one_client_per_event_loop():
     thread.start()
     thread.join()
     assert elsewhere[0] is not await first.client()  # another loop: its own
+
+
+def test_what_the_first_turn_runs_is_named_as_it_imports():
+    """The modules loaded ahead (Session's TURN_MODULES) exist: a renamed one would only be a line
+    in the log, and the first message would wait for it again."""
+    import importlib
+
+    from server.agent.session import TURN_MODULES
+
+    for name in TURN_MODULES:
+        importlib.import_module(name)
