@@ -182,3 +182,21 @@ def test_a_log_line_with_a_lone_surrogate_is_written_not_lost(tmp_path):
                  "logging.getLogger('server.test').warning('a lone %s in a log line', '\\ud800')")
         out = subprocess.run([sys.executable, "-c", probe], capture_output=True, cwd=tmp_path, env=env, check=True)
         assert out.stderr.decode().endswith("WARNING server.test: a lone \\ud800 in a log line\n"), out.stderr
+
+
+def test_an_error_told_to_a_client_that_has_gone_is_not_told_again_and_again():
+    """Telling the client of an error fails when its pipe is closed; pygls reports that failure as
+    another error, to the same client: without a stop, a traceback a level until Python's limit."""
+    from pygls.exceptions import JsonRpcInternalError
+
+    server = ModusServer()
+    writes = []
+
+    class Closed:
+        def write(self, data):
+            writes.append(data)
+            raise ValueError("I/O operation on closed file")
+
+    server.protocol.set_writer(Closed())
+    server.report_server_error(RuntimeError("first"), JsonRpcInternalError)
+    assert len(writes) == 1  # the one message tried, its failure logged, nothing more
