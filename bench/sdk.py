@@ -44,7 +44,6 @@ EARLY, MIDDLE, LATE = (1, 10), (241, 250), (491, 500)
 STEP_TARGET = 1.2
 FIRST_REQUEST_TARGET_MS = 400.0
 ACP_INITIALIZE_TARGET_MS = 300.0
-READY_TARGET = 1.2
 #: A message typed once the server has started: the SDK has loaded meanwhile.
 SETTLE = 3.0
 TYPED_TARGET_MS = 100.0

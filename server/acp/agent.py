@@ -21,7 +21,6 @@ from acp import schema as acp
 
 import protocol
 
-from .. import __version__
 from ..errors import BadRequest
 from ..providers import ModelError
 from . import translate as tr

@@ -744,7 +744,7 @@ class ShadowRepo:
 
     def get(self, checkpoint_id: str) -> Checkpoint:
         """One checkpoint; CheckpointError when there is no such checkpoint."""
-        git = self._require()
+        self._require()
         with self._locked():
             self._prepare()
             return self._get(self._resolve(checkpoint_id))
@@ -798,7 +798,7 @@ class ShadowRepo:
     def files_at(self, checkpoint_id: str, paths: Sequence[str] | None = None) -> dict[str, FileVersion | None]:
         """The files as the checkpoint holds them: all of them, or those under `paths` (a path
         the checkpoint does not hold maps to None)."""
-        git = self._require()
+        self._require()
         with self._locked():
             self._prepare()
             target = self._resolve(checkpoint_id)
