@@ -385,7 +385,8 @@ async def test_max_turn_requests_when_the_user_stops_at_the_limit(bare, tmp_path
     ws = workspace_with(tmp_path / "ws", [{"toolCalls": [call("list_files", path=".")]}, {"text": "more"}], maxRequestsPerTurn=1)
     sid = (await bare.new(ws)).session_id
     bare.client.policy[sid] = lambda tool_call, options: "reject"
-    assert await bare.prompt(sid, "go") == "max_turn_requests"
+    # the workspace's maxRequestsPerTurn decides how long a turn runs unasked: it waits for trust
+    assert await bare.prompt(sid, "/trust go") == "max_turn_requests"
     [(_, asked, options)] = [p for p in bare.client.permissions if p[0] == sid]
     assert asked.title == "modus has made 1 model requests in this turn. Continue?"
     assert [o.option_id for o in options] == ["allow", "reject"]
