@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from typing import Iterable
 
 import protocol
 
 from ..errors import BadRequest
-from ..state.store import ConversationRow
+from ..state.store import ConversationRow, iso_utc
 from ..workspace import clip
 
 #: What a client may choose as a conversation id (a UUID, a `conv-…` id of the server's, ...).
@@ -33,11 +32,6 @@ def title(first_user_text: str | None) -> str:
     lines = (" ".join(line.split()) for line in (first_user_text or "").splitlines())
     line = next((line for line in lines if line), "")
     return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
-
-
-def iso_utc(seconds: float) -> str:
-    """ISO 8601 in UTC, to the millisecond: `2026-12-01T11:28:57.123Z`."""
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def listed(rows: Iterable[ConversationRow]) -> protocol.ChatListResult:

@@ -18,10 +18,6 @@ from ..state import StoredMessage
 if TYPE_CHECKING:
     from ..state import StateStore
 
-#: plan_mode_respond's result, written when the user answers (Session.answer_waiting_call).
-PLAN_REPLY_FOLLOWS = "Your response was shown to the user. Their reply is the next user message."
-PLAN_SWITCHED_TO_ACT = "[The user switched to ACT MODE, so you may now proceed with the task.]"
-
 #: What a message's framing (its role, the separators) costs, in tokens, as OpenAI counts it.
 PER_MESSAGE = 4
 

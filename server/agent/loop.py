@@ -25,7 +25,7 @@ from ..state.store import new_id
 from ..tools import TOOLS, ToolContext, run_tool
 from . import context
 from .history import tool_result
-from .summons import Summons, mentioned
+from ..agents.summons import Summons, mentioned
 from .task import Task
 
 if TYPE_CHECKING:

@@ -32,8 +32,9 @@ from ..workspace import Workspace
 from . import conversations
 from .checkpoints import Checkpoints
 from .locks import FileLocks
-from .summons import Summons, started_together
-from .history import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT, Histories, tool_result
+from ..agents.summons import Summons, started_together
+from ..plan.machine import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT
+from .history import Histories, tool_result
 from ..plan import machine as plan_machine
 from .task import Task, build_task, enabled_tools
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from ..agents import Chain, WakePolicy
     from ..providers.base import Usage as ModelUsage
     from ..mcp import McpHub
-    from ..plan.planner import Planner
+    from .planner import Planner
     from ..state import StateStore
     from protocol import AgentsListResult, ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
 
@@ -52,7 +53,7 @@ log = logging.getLogger(__name__)
 #: What the first turn runs, imported on first use: loaded ahead in the background (providers.preload).
 TURN_MODULES = (
     "server.agent.loop", "server.agent.context", "server.agents.mentions", "server.agents.wakes",
-    "server.checkpoints", "server.plan.planner",
+    "server.checkpoints", "server.agent.planner",
 )
 
 INTERRUPTED_CALL = "The turn was interrupted: Modus stopped before this tool call returned a result. Check the state before you retry."
@@ -202,7 +203,7 @@ class Session:
     @cached_property
     def planner(self) -> "Planner":
         """The agents' plans (loaded with the first plan tool or plan request, not at start-up)."""
-        from ..plan.planner import Planner
+        from .planner import Planner
 
         return Planner(self)
 
@@ -820,7 +821,7 @@ class Session:
         """delegate_task: `to` works on the task in a conversation of its own under the
         delegator's (tracked like new_task's subtasks); its turn reports in the delegator's."""
         from .loop import run_turn
-        from .summons import delegated
+        from ..agents.summons import delegated
 
         child = new_id("conv-")
         self.store.ensure_conversation(child, to, parent_id=ctx.conversation_id)

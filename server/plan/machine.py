@@ -26,6 +26,10 @@ TRANSITIONS: dict[tuple[str, str], State] = {
     ("executing", "reject"): "normal",
 }
 
+#: plan_mode_respond's result, written when the user answers (a message, or a switch to ACT).
+PLAN_REPLY_FOLLOWS = "Your response was shown to the user. Their reply is the next user message."
+PLAN_SWITCHED_TO_ACT = "[The user switched to ACT MODE, so you may now proceed with the task.]"
+
 #: The phase each state puts the agent in (None: the state leaves the phase as it is).
 PHASES: dict[str, str | None] = {"normal": None, "planning": "plan", "awaiting_approval": "plan", "executing": "act"}
 

@@ -17,6 +17,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
@@ -86,6 +87,11 @@ _CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 def new_id(prefix: str = "") -> str:
     return prefix + uuid.uuid4().hex[:16]
+
+
+def iso_utc(seconds: float) -> str:
+    """ISO 8601 in UTC, to the millisecond: `2026-12-01T11:28:57.123Z`."""
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class ConversationRow(NamedTuple):

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from protocol import Handoff, MessageUpdate
 
-from ..agent import summons as why
+from ..agents import summons as why
 from ..errors import InvalidParams, ToolError, ToolNotAllowed
 from ..state import StoredMessage
 from ..state.store import new_id

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BeforeValidator, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from ..agent.history import PLAN_REPLY_FOLLOWS
+from ..plan.machine import PLAN_REPLY_FOLLOWS
 from ..errors import InvalidParams, ToolError
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..errors import BadRequest, InvalidParams
-from . import machine
-from .markdown import render
-from .model import Plan, PlanInvalid, as_step_id, next_step, parse_plan, undone
+from ..plan import machine
+from ..plan.markdown import render
+from ..plan.model import Plan, PlanInvalid, as_step_id, next_step, parse_plan, undone
 
 if TYPE_CHECKING:
     from protocol import ApprovalResponse, PlanInfo
 
-    from ..agent.session import Session
+    from .session import Session
 
 log = logging.getLogger(__name__)
 
