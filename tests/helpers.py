@@ -64,7 +64,7 @@ async def chat(session: Session, text: str, conversation_id: str | None = None) 
 
 async def call_tool(session: Session, name: str, agent: str = "modus", **arguments: Any):
     """Run one call through the gate, as the loop would, in the session's current task."""
-    ctx = ToolContext(session, session.task_for(agent), agent, session.conversation_id, "turn-test", "call-test")
+    ctx = ToolContext(session.ports, session.task_for(agent), agent, session.conversation_id, "turn-test", "call-test")
     return await run_tool(ctx, ToolCallRequest("call-test", name, arguments), TOOLS)
 
 

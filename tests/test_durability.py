@@ -12,7 +12,7 @@ from helpers import chat, make_session, running, settings, until
 from memory_host import MemoryHost
 from protocol import ApprovalResponse
 from server.agent import Session
-from server.agent.session import INTERRUPTED_CALL, INTERRUPTED_NOTICE, INTERRUPTED_TURN
+from server.agent.conversations import INTERRUPTED_CALL, INTERRUPTED_NOTICE, INTERRUPTED_TURN
 from server.state import StoredMessage
 from server.state.store import DB_NAME, Store
 from server.untrusted import Refused
@@ -219,7 +219,7 @@ async def test_an_idle_conversation_is_let_go(tmp_path):
     async with running(tmp_path, [{"text": "one"}, {"text": "two"}, {"text": "three"}]) as session:
         for n in range(3):
             await chat(session, f"message {n}", conversation_id=f"conv-{n}")
-            await until(lambda: session._conversations == {})  # the runtime ends right after its turn
+            await until(lambda: session.runtimes.live == {})  # the runtime ends right after its turn
         assert len(session.histories) == 3
 
 

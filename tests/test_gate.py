@@ -253,7 +253,7 @@ async def test_two_agents_editing_one_file_wait_for_each_other(workspace):
     async with running(workspace, agents=[{"name": "a"}, {"name": "b"}], autoApprove={"edit": True}) as session:
 
         async def edit(agent: str, path: str) -> None:
-            ctx = ToolContext(session, session.task_for(agent), agent, session.conversation_id, "turn-test", f"call-{agent}")
+            ctx = ToolContext(session.ports, session.task_for(agent), agent, session.conversation_id, "turn-test", f"call-{agent}")
             result = await run_tool(ctx, ToolCallRequest(f"call-{agent}", "write_to_file", {"path": path, "content": "x"}), tools)
             assert result.error is None, result.text
 
@@ -308,7 +308,7 @@ RAISED = [
 @pytest.mark.parametrize("where, exc, message", [r[1:] for r in RAISED], ids=[r[0] for r in RAISED])
 async def test_a_tool_that_raises_fails_with_a_clear_message(workspace, caplog, where, exc, message):
     async with running(workspace) as session:
-        ctx = ToolContext(session, session.task_for("modus"), "modus", session.conversation_id, "turn-test", "call-test")
+        ctx = ToolContext(session.ports, session.task_for("modus"), "modus", session.conversation_id, "turn-test", "call-test")
         result = await run_tool(ctx, ToolCallRequest("call-test", "read_file", {"path": "src/app.py"}), {"read_file": raising(where, exc)})
     assert (result.error.type, result.text) == ("ToolError", message)
     if not isinstance(exc, OSError):  # a bug: logged with its traceback

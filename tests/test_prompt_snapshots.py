@@ -44,7 +44,7 @@ def render(root: Path, mode: Mode, phase: str, yolo: bool, agents: bool) -> str:
     session = make_session(root, yolo=yolo, **(AGENTS if agents else {}))
     try:
         agent = "coder" if agents else "modus"
-        context = dataclasses.replace(session._prompt_context(mode, phase, agent), **PINNED)
+        context = dataclasses.replace(session.switcher.prompt_context(mode, phase, agent), **PINNED)
     finally:
         session.close()
     return build_prompt(context).text + SEPARATOR + environment_details(mode, phase, WORKSPACE, NOW) + "\n"
@@ -76,7 +76,7 @@ def test_the_prompt_with_mcp_servers_matches_its_snapshot(tmp_path, request):
     )
     session = make_session(tmp_path)
     try:
-        context = dataclasses.replace(session._prompt_context(CODE, "act", "modus"), mcp=servers, **PINNED)
+        context = dataclasses.replace(session.switcher.prompt_context(CODE, "act", "modus"), mcp=servers, **PINNED)
     finally:
         session.close()
     compare(request, SNAPSHOTS / MCP_SNAPSHOT, build_prompt(context).text + "\n")

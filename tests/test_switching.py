@@ -92,11 +92,11 @@ async def test_user_switch_needs_no_approval_and_builds_a_task(tmp_path):
 async def test_next_tool_call_waits_for_the_settle_delay(tmp_path):
     async with running(tmp_path, autoApprove={"modeSwitch": True}, modeSwitchDelayMs=150) as session:
         await call_tool(session, "switch_mode", mode_slug="ask")
-        settle_until = session._settle_until
+        settle_until = session.switcher.settle_until
         await call_tool(session, "read_file", path=".")  # any call: it waits first
         assert anyio.current_time() >= settle_until
         user = session.switch_mode("code", by="user")
-        assert user and session._settle_until == settle_until  # a user's switch sets no delay
+        assert user and session.switcher.settle_until == settle_until  # a user's switch sets no delay
 
 
 async def test_conversation_carries_over_a_switch(tmp_path):

@@ -264,7 +264,7 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
     request = ModelRequest(CONDENSE_SYSTEM, (ChatMessage("user", f"{transcript(said)}\n\n{CONDENSE_ASK}"),))
     reply = await task.model.complete(request, lambda _: None)
     if reply.usage is not None:
-        session.record_usage(conversation_id, task, reply.usage)
+        session.usage_book.record(conversation_id, task, reply.usage)
     summary = reply.text.strip()
     if not summary:
         raise ModelError("condensing the conversation failed: the model's summary was empty")
@@ -338,7 +338,7 @@ async def condense_now(session: Session, cid: str) -> protocol.CondenseResult:
     """`modus/chat/condense`: the responder's view of the conversation, condensed now."""
     if cid != session.conversation_id and not session.store.conversation_exists(cid):  # the current one may have no message yet
         raise BadRequest(f"conversationId: unknown conversation: {cid}")
-    session.idle_or_refuse(cid, "conversationId")
+    session.runtimes.refuse_if_busy(cid, "conversationId")
     if cid in session.condensing:
         raise BadRequest(f"conversationId: {cid} is being condensed already")
     session.condensing.add(cid)

@@ -1,19 +1,36 @@
-"""Conversations as a client names and lists them: the ids it may choose, and the list's rows."""
+"""Conversations: the current one, the ids a client may choose, the list's rows, their history,
+a restore's cut, who answers a message, and the turns a crash left open."""
 
 from __future__ import annotations
 
+import logging
 import re
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import protocol
 
 from ..errors import BadRequest
-from ..state.store import ConversationRow, iso_utc
+from ..host import Host
+from ..state import StoredMessage
+from ..state.store import ConversationRow, iso_utc, new_id
 from ..workspace import clip
+from .history import Histories, tool_result
+
+if TYPE_CHECKING:
+    from protocol import AgentConfig
+
+    from ..state import StateStore
+
+log = logging.getLogger(__name__)
 
 #: What a client may choose as a conversation id (a UUID, a `conv-…` id of the server's, ...).
 CONVERSATION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 TITLE_LENGTH = 80
+
+INTERRUPTED_CALL = "The turn was interrupted: Modus stopped before this tool call returned a result. Check the state before you retry."
+INTERRUPTED_TURN = "The turn of {agent} was interrupted: Modus stopped before it ended."
+NOT_RUN_RESTORED = "Not run: the conversation was restored to a checkpoint taken before this call."
+INTERRUPTED_NOTICE = "It is not run again by itself: send a message in conversation {conversation} to go on."
 
 
 def checked_id(conversation_id: str) -> str:
@@ -48,3 +65,93 @@ def listed(rows: Iterable[ConversationRow]) -> protocol.ChatListResult:
             for row in rows
         ]
     )
+
+
+class Conversations:
+    """The conversations of the workspace's store, and which one is current: requests without an
+    id go to it, and a restarted server continues it."""
+
+    def __init__(self, store: StateStore, host: Host):
+        self.store = store
+        self.host = host
+        self.histories = Histories(store)
+        self.current = store.get_meta("conversation") or ""
+        if not self.current:
+            self.make_current(new_id("conv-"))
+
+    def make_current(self, cid: str, owner: str | None = None) -> None:
+        """The conversation (made if new) becomes the current one. Turns running elsewhere go on."""
+        self.store.ensure_conversation(cid, owner)
+        if cid != self.current:
+            self.current = cid
+            self.store.set_meta(conversation=cid)
+
+    def chosen(self, cid: str) -> str:
+        """A conversation id a client chose (to send to, or to open), or BadRequest."""
+        parent = self.store.conversation_parent(checked_id(cid))
+        if parent is not None:
+            raise BadRequest(f"conversationId: {cid} is a subtask's conversation; open {parent}, the one it belongs to")
+        return cid
+
+    def add_message(self, message: StoredMessage) -> StoredMessage:
+        """Every message is written here: to the store, and to the history the model reads."""
+        self.store.add_message(message)
+        self.histories.written(message)
+        return message
+
+    def responder(self, cid: str, agents: list[AgentConfig]) -> str:
+        """Who answers a message that mentions nobody (SPEC §5): the last agent that spoke, the
+        conversation's owner, the first top-level agent, the first agent."""
+        from ..agents import default_responder
+
+        last = self.store.last_speaker(cid, [a.name for a in agents])
+        return default_responder(last, self.store.conversation_owner(cid), agents) or agents[0].name
+
+    def answer_waiting_calls(self, cid: str, text: str) -> bool:
+        """plan_mode_respond's result is written when the user answers (a message, or a switch
+        to ACT), so that it can say which; call this only while no turn runs in `cid`."""
+        waiting = self.store.unanswered_calls(cid)
+        for call in waiting:
+            self.add_message(StoredMessage(new_id("msg-"), cid, "tool", text, None, tool_result(call.get("id"), call.get("name"))))
+        return bool(waiting)
+
+    def close_interrupted_turns(self) -> None:
+        """Turns that were running when the server stopped (a crash, a kill): each tool call left
+        without a result gets one, so the history stays well formed for the provider, and the
+        turn is marked `interrupted`, in one transaction. Then the client is told, once: the
+        next start finds the turn closed. Nothing of the turn runs again by itself."""
+        for turn_id, cid, agent in self.store.open_turns():
+            text = INTERRUPTED_TURN.format(agent=agent)
+            with self.store.transaction():
+                for history_id in self.store.subconversations(cid):
+                    for call in self.store.unanswered_calls(history_id):
+                        result = tool_result(call.get("id"), call.get("name"), "Interrupted")
+                        self.add_message(StoredMessage(new_id("msg-"), history_id, "tool", INTERRUPTED_CALL, None, result))
+                self.add_message(StoredMessage(new_id("msg-"), cid, "system", text, agent, {"turnId": turn_id}))
+                self.store.end_turn(turn_id, "interrupted")
+            log.warning("turn %s of %s was interrupted when Modus stopped; its open tool calls were closed", turn_id, agent)
+            self.host.publish(protocol.MessageUpdate(conversation_id=cid, agent=agent, turn_id=turn_id, role="system", text=text))
+            self.host.show_message("warning", f"{text} {INTERRUPTED_NOTICE.format(conversation=cid)}")
+
+    def cut(self, cid: str, seq: int) -> None:
+        """The conversation as it was at message `seq`: later messages marked cut (kept in the
+        store), the histories read again, the calls the cut came before given a result."""
+        self.store.cut_after(cid, seq)
+        self.histories.forget(cid)
+        for call in self.store.unanswered_calls(cid):
+            result = tool_result(call.get("id"), call.get("name"), "Restored")
+            self.add_message(StoredMessage(new_id("msg-"), cid, "tool", NOT_RUN_RESTORED, None, result))
+
+    def listed(self) -> protocol.ChatListResult:
+        """The conversations a user can go back to (see Store.conversations: at most 200)."""
+        return listed(self.store.conversations())
+
+    def history(self, cid: str) -> protocol.ChatHistoryResult:
+        if not self.store.conversation_exists(cid):
+            raise BadRequest(f"conversationId: unknown conversation: {cid}")
+        return protocol.ChatHistoryResult(
+            messages=[
+                protocol.HistoryMessage(id=m.id, role=m.role, agent=m.agent, text=m.text, metadata=m.metadata)
+                for m in self.store.messages(cid)
+            ]
+        )

@@ -125,7 +125,7 @@ async def run_turn(
         turn.publish(TurnEnded, turn_id=turn.turn_id, outcome=outcome)
         summons.answer(outcome, answer or "")
     for wake in wakes:
-        await session._wake(conversation_id, wake.to, Summons(chain, wake.by, mentioned(wake.by)))
+        await session.runtimes.wake(conversation_id, wake.to, Summons(chain, wake.by, mentioned(wake.by)))
     return outcome, answer
 
 
@@ -210,7 +210,7 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
     request = ModelRequest(system=task.prompt.text, messages=tuple(messages), tools=task.tool_schemas)
     reply = await task.model.complete(request, on_text, turn.system, on_thinking)  # a retry's wait: a system message
     if reply.usage is not None:
-        session.record_usage(turn.conversation_id, task, reply.usage)
+        session.usage_book.record(turn.conversation_id, task, reply.usage)
     rest = parser.finish()
     if rest:
         shown.append(rest)
@@ -240,14 +240,14 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
 
 async def _run_call(turn: Turn, call: ToolCallRequest):
     session = turn.session
-    routed = session.mcp_route(call.name) if call.name not in TOOLS else None
+    routed = session.config.mcp_route(call.name) if call.name not in TOOLS else None
     if routed is not None:  # a native call of an MCP tool (mcp__<server>__<tool>) is use_mcp_tool
         native, call = call, ToolCallRequest(call.id, "use_mcp_tool", {"server_name": routed[0], "tool_name": routed[1], "arguments": call.arguments})
         turn.open_calls = [call if c is native else c for c in turn.open_calls]
     base = dict(turn_id=turn.turn_id, tool_call_id=call.id, name=call.name, params=call.arguments)
     turn.publish(ToolCallUpdate, status="pending", **base)
     task = session.task_for(turn.agent, turn.conversation_id)
-    ctx = ToolContext(session, task, turn.agent, turn.conversation_id, turn.turn_id, call.id, turn.last_tool, turn.summons.chain)
+    ctx = ToolContext(session.ports, task, turn.agent, turn.conversation_id, turn.turn_id, call.id, turn.last_tool, turn.summons.chain)
     turn.last_tool = call.name
     outcome = await run_tool(ctx, call, TOOLS, on_running=lambda: turn.publish(ToolCallUpdate, status="running", **base))
     if outcome.result_later and turn.history_id == turn.conversation_id:

@@ -5,13 +5,14 @@ A task is never changed: switching mode or phase builds a new one and the old on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from protocol import Model, ModelsConfig, TaskInfo, TaskModel
 
 from ..modes import HANDOFF_TOOLS, PHASE_ONLY, Mode
-from ..prompt import PromptContext, SystemPrompt, build_prompt, ordered_tools, params_schema
+from ..prompt import PromptContext, SystemPrompt, build_prompt, params_schema
 from ..providers import ModelClient, ModelLimits, ScriptCursor, ToolSchema, open_model
 from ..state.store import new_id
 
@@ -42,7 +43,7 @@ class Task:
     def tool_schemas(self) -> tuple[ToolSchema, ...]:
         """The enabled tools as the model is told of them, in the registry's order; then one per
         tool of the MCP servers the mode may use (a native call of one is use_mcp_tool's)."""
-        schemas = [ToolSchema(t.name, t.description, params_schema(t.params)) for t in ordered_tools(self.tools)]
+        schemas = [ToolSchema(t.name, t.description, params_schema(t.params)) for t in self.context.docs]
         if "use_mcp_tool" in self.tools:
             for server in self.context.mcp:
                 for tool in server.tools:
@@ -64,6 +65,32 @@ class Task:
                 max_tokens=c.max_tokens,
             ),
         )
+
+
+class ToolDocs(Sequence):
+    """The documentation of the tools of these names, in the registry's order: looked up when
+    first read (the tool registry loads with the first prompt built, not at start-up)."""
+
+    def __init__(self, names: frozenset[str]):
+        self.names = names
+
+    @cached_property
+    def specs(self) -> tuple:
+        from ..tools import specs
+
+        return tuple(specs(self.names))
+
+    def __getitem__(self, index):
+        return self.specs[index]
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolDocs) and other.names == self.names
+
+    def __hash__(self) -> int:
+        return hash(self.names)
 
 
 def resolve_model(models: ModelsConfig, mode: str, phase: str, agent_model: Model | None = None) -> Model:

@@ -10,14 +10,25 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Sequence
 
 from ..modes import GROUP_TOOLS, Mode
 from .rules import RuleFile, Rules, load_rules
 
 if TYPE_CHECKING:
     from ..mcp import McpServerView
-    from ..tools import ToolSpec
+
+
+class ToolDoc(Protocol):
+    """A tool as the prompt tells of it (the tools' ToolSpec is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def params(self) -> Any:
+        """Its parameters' pydantic model."""
 
 
 class Participant(NamedTuple):
@@ -49,6 +60,8 @@ class PromptContext:
     shell: str = "/bin/sh"
     #: The MCP servers the mode may use, with their tools once they are known (a snapshot).
     mcp: tuple["McpServerView", ...] = ()
+    #: The enabled tools as the prompt lists them, in the tool registry's order (tools.specs).
+    docs: tuple[ToolDoc, ...] = ()
 
 
 class Section(NamedTuple):
@@ -77,14 +90,7 @@ def params_schema(params: type) -> dict:
     return params.model_json_schema()
 
 
-def ordered_tools(names: frozenset[str]) -> list[ToolSpec]:
-    """The tools of these names, in the order of the tool registry (loaded here, on first use)."""
-    from ..tools import TOOLS
-
-    return [spec for name, spec in TOOLS.items() if name in names]
-
-
-def _params_line(spec: ToolSpec) -> str:
+def _params_line(spec: ToolDoc) -> str:
     """`path, start_line?, end_line?`: the parameters, optional ones marked (no JSON Schema needed)."""
     return ", ".join(f"{name}{'' if field.is_required() else '?'}" for name, field in spec.params.model_fields.items())
 
@@ -105,7 +111,7 @@ def tool_use(ctx: PromptContext) -> str:
         "",
         "# Tools enabled for this task",
     ]
-    for spec in ordered_tools(ctx.tools):
+    for spec in ctx.docs:
         lines.append(f"## {spec.name}({_params_line(spec)})\n{spec.description}")
     if ctx.mcp and "use_mcp_tool" in ctx.tools:
         lines += ["", *mcp_servers(ctx)]
@@ -306,9 +312,9 @@ __all__ = [
     "RuleFile",
     "Rules",
     "load_rules",
-    "ordered_tools",
     "Section",
     "SystemPrompt",
+    "ToolDoc",
     "build_prompt",
     "environment_details",
     "params_schema",

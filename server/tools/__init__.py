@@ -8,4 +8,11 @@ from .gate import STAGES, ToolResult, run_tool
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for module in (files, edits, command, flow, mcp, agents, plan, todos) for spec in module.TOOLS}
 
-__all__ = ["STAGES", "TOOLS", "Outcome", "Params", "Prepared", "ToolContext", "ToolResult", "ToolSpec", "run_tool"]
+
+
+def specs(names: frozenset[str]) -> list[ToolSpec]:
+    """The tools of these names, in the registry's order."""
+    return [spec for name, spec in TOOLS.items() if name in names]
+
+
+__all__ = ["STAGES", "TOOLS", "specs", "Outcome", "Params", "Prepared", "ToolContext", "ToolResult", "ToolSpec", "run_tool"]

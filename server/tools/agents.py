@@ -28,7 +28,7 @@ ASK_TIMEOUT_MAX_SECONDS = 1800.0
 
 def target(ctx: ToolContext, to: str) -> str:
     """The agent `to` names, or InvalidParams listing the agents it could have named."""
-    names = [a.name for a in ctx.session.agents]
+    names = ctx.ports.chat.agent_names()
     key = to.removeprefix("@")
     found = [n for n in names if n == key] or [n for n in names if n.casefold() == key.casefold()]
     others = [n for n in names if n != ctx.agent]
@@ -42,18 +42,18 @@ def target(ctx: ToolContext, to: str) -> str:
 
 def admitted(ctx: ToolContext, to: str) -> None:
     """The wake guards of the turn's chain (this records the wake), or ToolNotAllowed."""
-    from ..agents import Chain, Refusal
+    from ..agents import Chain
 
     ctx.chain = ctx.chain or Chain.start([ctx.agent])
-    [decision] = ctx.session.wake_policy.decide(ctx.chain, ctx.agent, [to])
-    if isinstance(decision, Refusal):
-        raise ToolNotAllowed(f"Not delivered to {to}: {decision.reason}.")
+    refusal = ctx.ports.chat.admit(ctx.chain, ctx.agent, to)
+    if refusal is not None:
+        raise ToolNotAllowed(f"Not delivered to {to}: {refusal.reason}.")
 
 
 def say_to(ctx: ToolContext, to: str, text: str, kind: str) -> None:
     """The hand-off's words, in the conversation: the other agents read them quoted "[X to Y]"."""
     handoff = Handoff(kind=kind, to=to, tool_call_id=ctx.call_id).wire()
-    ctx.session.add_message(StoredMessage(new_id("msg-"), ctx.conversation_id, "assistant", text, ctx.agent, {"handoff": handoff}))
+    ctx.ports.chat.add_message(StoredMessage(new_id("msg-"), ctx.conversation_id, "assistant", text, ctx.agent, {"handoff": handoff}))
     ctx.host.publish(MessageUpdate(conversation_id=ctx.conversation_id, agent=ctx.agent, turn_id=ctx.turn_id, role="assistant", text=text))
 
 
@@ -71,7 +71,7 @@ async def _send_to_agent(ctx: ToolContext, p: SendToAgentParams, paths: list[Wor
     async def run() -> str:
         admitted(ctx, to)
         say_to(ctx, to, p.message, "send")
-        await ctx.session._wake(ctx.conversation_id, to, why.Summons(ctx.chain, ctx.agent, why.sent(ctx.agent)))
+        await ctx.ports.chat.wake(ctx.conversation_id, to, why.Summons(ctx.chain, ctx.agent, why.sent(ctx.agent)))
         return f"Sent to {to}: its turn starts now, or when its current turn ends. You do not wait for an answer."
 
     return Prepared(run)
@@ -88,10 +88,10 @@ class AskAgentParams(Params):
 
 async def _ask_agent(ctx: ToolContext, p: AskAgentParams, paths: list[WorkspacePath]) -> Prepared:
     to = target(ctx, p.to)
-    asking = ctx.session.asking
+    chat = ctx.ports.chat
     waits = [to]  # whom `to` waits for, whom that one waits for, ...
-    while (ctx.conversation_id, waits[-1]) in asking and ctx.agent not in waits:
-        waits.append(asking[(ctx.conversation_id, waits[-1])])
+    while (waited := chat.waiting_for(ctx.conversation_id, waits[-1])) is not None and ctx.agent not in waits:
+        waits.append(waited)
     if waits[-1] == ctx.agent:
         raise ToolNotAllowed(
             f"Not asked: {to} is waiting for your answer ({' → '.join(waits)}); asking it would wait in a circle. "
@@ -102,14 +102,10 @@ async def _ask_agent(ctx: ToolContext, p: AskAgentParams, paths: list[WorkspaceP
         admitted(ctx, to)
         say_to(ctx, to, p.question, "ask")
         reply = why.Reply()
-        key = (ctx.conversation_id, ctx.agent)
-        asking[key] = to
-        try:
-            await ctx.session._wake(ctx.conversation_id, to, why.Summons(ctx.chain, ctx.agent, why.asked(ctx.agent), [reply]))
+        with chat.asking(ctx.conversation_id, ctx.agent, to):
+            await chat.wake(ctx.conversation_id, to, why.Summons(ctx.chain, ctx.agent, why.asked(ctx.agent), [reply]))
             with anyio.move_on_after(p.timeout_seconds):
                 await reply.done.wait()
-        finally:
-            asking.pop(key, None)
         if not reply.done.is_set():
             raise ToolError(f"No answer from {to} within {p.timeout_seconds:g} seconds. Its turn goes on; what it writes stays in the conversation.")
         if reply.outcome != "completed":
@@ -133,7 +129,7 @@ async def _delegate_task(ctx: ToolContext, p: DelegateTaskParams, paths: list[Wo
 
     async def run() -> str:
         admitted(ctx, to)
-        outcome, answer = await ctx.session.run_delegated(ctx, to, p.title, p.description)
+        outcome, answer = await ctx.ports.subtasks.run_delegated(ctx, to, p.title, p.description)
         if outcome != "completed":
             raise ToolError(f"The task '{p.title}' delegated to {to} ended without a result (outcome: {outcome}).")
         return f"{to} completed the task '{p.title}':\n{answer}"

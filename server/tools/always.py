@@ -87,7 +87,7 @@ def rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> Rule | None:
         return Rule(settings, keys, [glob_of(c) for c in dict.fromkeys(commands)]) if commands else None
     if spec.approval == "mcp" and spec.name == "use_mcp_tool":
         server = getattr(params, "server_name", "")
-        file = ctx.session.mcp.config_file(server)
+        file = ctx.ports.config.mcp.config_file(server)
         if file is None or not file.is_absolute():
             return None
         return Rule(file, ["mcpServers", server, "alwaysAllow"], [getattr(params, "tool_name", "")])
@@ -105,7 +105,7 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
     happened, for the log and the user."""
     found = rule(ctx, spec, params)
     assert found is not None
-    layers = ctx.session.layers
+    layers = ctx.ports.config.layers
     root = ctx.workspace.root
     inside = found.file.is_relative_to(root)
     target = ctx.workspace.resolve(str(found.file.relative_to(root))) if inside else WorkspacePath(found.file, str(found.file))
@@ -158,7 +158,7 @@ async def write_rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> 
         if keeps_trust:
             layers.trust_text(new)
         layers.workspace_file.load()
-        ctx.session.update_settings()
+        ctx.ports.config.update_settings()
     elif spec.approval == "mcp" and inside:
-        ctx.session.mcp.rule_written(getattr(params, "server_name", ""), found.file, old, new)
+        ctx.ports.config.mcp.rule_written(getattr(params, "server_name", ""), found.file, old, new)
     return f"Written to {target.rel}: {found.shown()}"

@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from ..agent.session import Session
     from ..agents import Chain
-    from ..agent.task import Task
     from ..host import FileChange, Host
     from ..workspace import Workspace, WorkspacePath
+    from .ports import Ports, TaskView
 
 
 class Params(BaseModel):
@@ -68,10 +67,11 @@ class Prepared:
 
 @dataclass
 class ToolContext:
-    """What a running tool may use. Built by the agent loop for each call."""
+    """What a running tool may use: the call's ids, its task and the ports (ports.py). Built by
+    the agent loop for each call."""
 
-    session: "Session"
-    task: "Task"
+    ports: "Ports"
+    task: "TaskView"
     agent: str
     conversation_id: str
     turn_id: str
@@ -83,11 +83,11 @@ class ToolContext:
 
     @property
     def host(self) -> "Host":
-        return self.session.host
+        return self.ports.host
 
     @property
     def workspace(self) -> "Workspace":
-        return self.session.workspace
+        return self.ports.workspace
 
 
 Prepare = Callable[[ToolContext, Any, "list[WorkspacePath]"], Awaitable[Prepared]]

@@ -91,7 +91,7 @@ async def _execute_command(ctx: ToolContext, p: ExecuteCommandParams, paths: lis
     where = paths[0] if paths else ctx.workspace.resolve(".")
     if not where.path.is_dir():
         raise ToolError(f"cwd is not a directory: {where.rel}")
-    timeout = p.timeout or ctx.session.settings.command_timeout_seconds
+    timeout = p.timeout or ctx.ports.config.settings.command_timeout_seconds
 
     async def run() -> str:
         try:

@@ -47,7 +47,7 @@ class SwitchModeParams(Params):
 
 
 async def _switch_mode(ctx: ToolContext, p: SwitchModeParams, paths: list[WorkspacePath]) -> Prepared:
-    target = ctx.session.modes.get(p.mode_slug)
+    target = ctx.ports.switches.mode(p.mode_slug)
     if target is None:
         raise InvalidParams(f"Invalid mode: {p.mode_slug}")
     current = ctx.task.mode
@@ -55,7 +55,7 @@ async def _switch_mode(ctx: ToolContext, p: SwitchModeParams, paths: list[Worksp
         raise ToolError(f"Already in {current.name} mode.")
 
     async def run() -> str:
-        ctx.session.switch_mode(target.slug, by="model", reason=p.reason, agent=ctx.agent, conversation_id=ctx.conversation_id)
+        ctx.ports.switches.switch_mode(target.slug, by="model", reason=p.reason, agent=ctx.agent, conversation_id=ctx.conversation_id)
         because = f" because: {p.reason}" if p.reason else ""
         return f"Successfully switched from {current.name} mode to {target.name} mode{because}."
 
@@ -77,12 +77,12 @@ class NewTaskParams(Params):
 
 
 async def _new_task(ctx: ToolContext, p: NewTaskParams, paths: list[WorkspacePath]) -> Prepared:
-    mode = ctx.session.modes.get(p.mode)
+    mode = ctx.ports.switches.mode(p.mode)
     if mode is None:
         raise InvalidParams(f"Invalid mode: {p.mode}")
 
     async def run() -> str:
-        return await ctx.session.run_subtask(ctx, mode.slug, p.message)
+        return await ctx.ports.subtasks.run_subtask(ctx, mode.slug, p.message)
 
     return Prepared(run, f"Start a subtask in {mode.name} mode?", p.message, {"to": mode.slug})
 
@@ -162,8 +162,8 @@ async def _plan_mode_respond(ctx: ToolContext, p: PlanModeRespondParams, paths: 
         _say(ctx, p.response, p.task_progress)
         if p.needs_more_exploration:
             return Outcome(PLAN_EXPLORE_MORE)
-        if ctx.session.settings.yolo:
-            ctx.session.set_phase("act", by="model", agent=ctx.agent, conversation_id=ctx.conversation_id)
+        if ctx.ports.config.settings.yolo:
+            ctx.ports.switches.set_phase("act", by="model", agent=ctx.agent, conversation_id=ctx.conversation_id)
             return Outcome(PLAN_YOLO_TO_ACT)
         return Outcome(PLAN_REPLY_FOLLOWS, "awaiting_user", result_later=True)
 

@@ -59,7 +59,7 @@ class GateRun:
 
 async def settle(run: GateRun) -> None:
     """After a mode switch by the model, the next call waits for the settle delay."""
-    await run.ctx.session.wait_settled()
+    await run.ctx.ports.guards.settled()
 
 
 async def known_tool(run: GateRun) -> None:
@@ -109,7 +109,7 @@ async def phase_and_plan(run: GateRun) -> None:
     """The plan's state first (an allow-list from plan_enter until approval; each plan tool in its
     states), then the phase: PLAN writes nothing, plan or no plan."""
     assert run.spec is not None
-    state, plan = run.ctx.session.planner.current(run.ctx.agent)
+    state, plan = run.ctx.ports.guards.plan_state(run.ctx.agent)
     run.plan_scope = plan["scope"] if state == "planning" and plan else None
     why = machine.refusal(state, run.spec.name)
     if why is not None:
@@ -157,7 +157,7 @@ async def one_writer_per_file(run: GateRun) -> None:
     assert run.spec is not None
     if run.spec.edits:
         for path in sorted({p.path for p in run.paths}):
-            await run.exits.enter_async_context(run.ctx.session.file_locks.hold(path))
+            await run.exits.enter_async_context(run.ctx.ports.guards.hold(path))
 
 
 async def command_rules(run: GateRun) -> None:
@@ -184,7 +184,7 @@ async def approval(run: GateRun) -> None:
     spec, ctx = run.spec, run.ctx
     if spec.approval is None or run.prepared.preapproved:
         return
-    if await always.auto_approved(ctx.session.settings, ctx.task.mode.slug, spec.approval, run.params):
+    if await always.auto_approved(ctx.ports.config.settings, ctx.task.mode.slug, spec.approval, run.params):
         return
     offered = always.offered(ctx, spec, run.params)
     request = ApprovalRequest(
@@ -213,7 +213,7 @@ async def checkpoint(run: GateRun) -> None:
     assert run.spec is not None
     if run.spec.edits or run.spec.group == "command":
         label = f"before {run.spec.name}" + (f" {', '.join(p.rel for p in run.paths)}" if run.paths else "")
-        await run.ctx.session.checkpoints.take(label, run.ctx.conversation_id, run.call.id)
+        await run.ctx.ports.guards.checkpoint(label, run.ctx.conversation_id, run.call.id)
 
 
 async def execute(run: GateRun) -> None:

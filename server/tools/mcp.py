@@ -57,7 +57,7 @@ def _allowed(ctx: ToolContext) -> tuple[str, ...] | None:
 
 
 async def _use_mcp_tool(ctx: ToolContext, p: UseMcpToolParams, paths: list[WorkspacePath]) -> Prepared:
-    hub = ctx.session.mcp
+    hub = ctx.ports.config.mcp
     server = hub.server(p.server_name, _allowed(ctx))
     await hub.connected(server)
     tool = server.tools.get(p.tool_name)
@@ -89,7 +89,7 @@ async def _use_mcp_tool(ctx: ToolContext, p: UseMcpToolParams, paths: list[Works
 
 
 async def _access_mcp_resource(ctx: ToolContext, p: AccessMcpResourceParams, paths: list[WorkspacePath]) -> Prepared:
-    hub = ctx.session.mcp
+    hub = ctx.ports.config.mcp
     server = hub.server(p.server_name, _allowed(ctx))
     await hub.connected(server)
 

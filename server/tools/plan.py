@@ -83,7 +83,7 @@ def _later(act: Callable[[], str]) -> Prepared:
 
 async def _enter(ctx: ToolContext, p: PlanEnterParams, paths: list[WorkspacePath]) -> Prepared:
     scope = [ctx.workspace.resolve(s).rel for s in p.scope or ()] or None  # outside the workspace: refused here
-    return _later(lambda: ctx.session.planner.enter(ctx.agent, ctx.conversation_id, p.goal, scope))
+    return _later(lambda: ctx.ports.plans.enter(ctx.agent, ctx.conversation_id, p.goal, scope))
 
 
 async def _exit(ctx: ToolContext, p: PlanExitParams, paths: list[WorkspacePath]) -> Prepared:
@@ -91,20 +91,20 @@ async def _exit(ctx: ToolContext, p: PlanExitParams, paths: list[WorkspacePath])
         raise InvalidParams("Missing value for required parameter 'plan'.")
 
     async def run() -> Outcome:
-        return Outcome(await ctx.session.planner.exit(ctx.agent, ctx.conversation_id, p.plan, ctx.call_id))
+        return Outcome(await ctx.ports.plans.exit(ctx.agent, ctx.conversation_id, p.plan, ctx.call_id))
 
     return Prepared(run)
 
 
 async def _status(ctx: ToolContext, p: NoParams, paths: list[WorkspacePath]) -> Prepared:
-    return _later(lambda: ctx.session.planner.status(ctx.agent))
+    return _later(lambda: ctx.ports.plans.status(ctx.agent))
 
 
 def _relay(decision: str):
     async def prepare(ctx: ToolContext, p: Params, paths: list[WorkspacePath]) -> Prepared:
         async def run() -> Outcome:
             feedback = getattr(p, "feedback", None)
-            return Outcome(await ctx.session.planner.relay(ctx.agent, ctx.conversation_id, decision, feedback, ctx.call_id))
+            return Outcome(await ctx.ports.plans.relay(ctx.agent, ctx.conversation_id, decision, feedback, ctx.call_id))
 
         return Prepared(run)
 
@@ -112,18 +112,18 @@ def _relay(decision: str):
 
 
 async def _step_complete(ctx: ToolContext, p: PlanStepCompleteParams, paths: list[WorkspacePath]) -> Prepared:
-    return _later(lambda: ctx.session.planner.step_complete(ctx.agent, ctx.conversation_id, p.step_id, p.verification_result))
+    return _later(lambda: ctx.ports.plans.step_complete(ctx.agent, ctx.conversation_id, p.step_id, p.verification_result))
 
 
 async def _complete(ctx: ToolContext, p: PlanCompleteParams, paths: list[WorkspacePath]) -> Prepared:
-    return _later(lambda: ctx.session.planner.complete(ctx.agent, ctx.conversation_id, p.summary, p.deviations))
+    return _later(lambda: ctx.ports.plans.complete(ctx.agent, ctx.conversation_id, p.summary, p.deviations))
 
 
 async def _modify(ctx: ToolContext, p: PlanModifyParams, paths: list[WorkspacePath]) -> Prepared:
     changes = {"description": p.new_description, "files": p.new_files, "verification": p.new_verification}
 
     async def run() -> Outcome:
-        return Outcome(await ctx.session.planner.modify(ctx.agent, ctx.conversation_id, p.step_id, p.reason, changes, ctx.call_id))
+        return Outcome(await ctx.ports.plans.modify(ctx.agent, ctx.conversation_id, p.step_id, p.reason, changes, ctx.call_id))
 
     return Prepared(run)
 

@@ -69,18 +69,18 @@ class UpdateTodoListParams(Params):
 
 async def _todo_read(ctx: ToolContext, p: TodoReadParams, paths: list[WorkspacePath]) -> Prepared:
     async def run() -> str:
-        todos = ctx.session.todos(ctx.agent)
+        todos = ctx.ports.todos.todos(ctx.agent)
         return as_text(todos, with_ids=True) if todos else EMPTY
 
     return Prepared(run)
 
 
 async def _todo_write(ctx: ToolContext, p: TodoWriteParams, paths: list[WorkspacePath]) -> Prepared:
-    return _write(ctx, merge(ctx.session.todos(ctx.agent), p.todos, _now()))
+    return _write(ctx, merge(ctx.ports.todos.todos(ctx.agent), p.todos, _now()))
 
 
 async def _update_todo_list(ctx: ToolContext, p: UpdateTodoListParams, paths: list[WorkspacePath]) -> Prepared:
-    return _write(ctx, merge_checklist(ctx.session.todos(ctx.agent), p.todos, _now()))
+    return _write(ctx, merge_checklist(ctx.ports.todos.todos(ctx.agent), p.todos, _now()))
 
 
 def _write(ctx: ToolContext, result: MergeResult) -> Prepared:
@@ -89,7 +89,7 @@ def _write(ctx: ToolContext, result: MergeResult) -> Prepared:
 
     async def run() -> str:
         if result.changed:
-            ctx.session.write_todos(ctx.agent, result.todos, ctx.conversation_id)
+            ctx.ports.todos.write_todos(ctx.agent, result.todos, ctx.conversation_id)
         return result.summary
 
     return Prepared(run)

@@ -12,7 +12,7 @@ from pygls.exceptions import JsonRpcException
 
 from fake_models import Call, FakeAnthropic, Reply
 from protocol import methods
-from server.agent.session import INTERRUPTED_CALL, INTERRUPTED_NOTICE, INTERRUPTED_TURN
+from server.agent.conversations import INTERRUPTED_CALL, INTERRUPTED_NOTICE, INTERRUPTED_TURN
 from server.state.store import DB_NAME, Store
 
 from .editor import Editor
