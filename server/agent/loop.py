@@ -143,7 +143,7 @@ async def run_loop(turn: Turn) -> tuple[str, str | None]:
         requests += 1
         if turn.session.stale():
             await turn.session.refresh()
-        await turn.session.mcp_ready(turn.agent)
+        await turn.session.config.mcp_ready(turn.session.mode_of(turn.agent))
         task = turn.session.task_for(turn.agent, turn.conversation_id)
         calls = await _ask_model(turn, task)
         if not calls:

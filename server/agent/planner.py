@@ -347,4 +347,4 @@ class Planner:
             text = "The user stopped the plan." + (f" Their feedback: {feedback}" if feedback else "")
         else:
             text = self.decide(agent, cid, answer)
-        await self.session.tell(cid, agent, text)
+        await self.session.intake.tell(cid, agent, text)

@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, AsyncIterator
 import anyio
 
 import protocol  # the messages (protocol.messages) load with the first one used
-from protocol import ModeRef, Settings, State
+from protocol import Settings, State
 
 from ..errors import BadRequest
 from ..host import Host
-from ..plan import machine as plan_machine
 from ..state import Store, StoredMessage
 from ..workspace import Workspace
 from .checkpoints import Checkpoints
@@ -39,6 +38,7 @@ from .subtasks import Subtasks
 from .switcher import Switcher
 from .todo_list import TodoList
 from .usage import UsageBook
+from . import views
 
 if TYPE_CHECKING:
     from protocol import AgentsListResult, ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
@@ -69,7 +69,8 @@ class Session:
         self.host = host
         self.config = Configuration(
             workspace, host, settings, global_modes=global_modes, global_mcp=global_mcp,
-            current=lambda: self.conversation_id, changed=self.state_changed,
+            current=lambda: self.conversation_id,
+            changed=lambda: host.publish(protocol.StateChanged(conversation_id=self.conversation_id, state=self.state())),
         )
         self.state_dir = self.config.state_dir
         workspace.own = (Path(os.path.realpath(self.state_dir)),)  # the edit tools never write it
@@ -160,9 +161,6 @@ class Session:
     async def refresh(self) -> None:
         await self.config.refresh()
 
-    def state_changed(self) -> None:
-        self.host.publish(protocol.StateChanged(conversation_id=self.conversation_id, state=self.state()))
-
     def update_settings(self, client: Settings | None = None) -> None:
         self.config.update_settings(client)
 
@@ -190,63 +188,26 @@ class Session:
     def set_phase(self, phase: str, *, by: str, agent: str | None = None, conversation_id: str | None = None):
         return self.switcher.set_phase(phase, by=by, agent=agent, conversation_id=conversation_id)
 
+    async def mcp_ready(self, agent: str) -> None:
+        await self.config.mcp_ready(self.mode_of(agent))
+
     async def user_set_phase(self, phase: str) -> State:
         await self.intake.user_set_phase(phase)
         return self.state()
 
-    async def mcp_ready(self, agent: str) -> None:
-        await self.config.mcp_ready(self.mode_of(agent))
-
     # ------------------------------------------------------------ requests
 
     def state(self) -> State:
-        from ..providers.catalog import context_info
-
-        agent = self.responder(self.conversation_id)
-        task = self.task_for(agent)
-        history = self.histories.get(self.conversation_id, agent)
-        return State(
-            mode=ModeRef(slug=task.mode.slug, name=task.mode.name),
-            phase=task.phase,
-            conversation_id=self.conversation_id,
-            yolo=self.settings.yolo,
-            task=task.info(),
-            plan=plan_machine.plan_info(*self.store.current_plan(task.agent)),
-            usage=self.usage_book.total(self.conversation_id),
-            context=context_info(task.model_config, self.settings.condense_threshold, history.used),
-        )
+        return views.state(self)
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:
         return self.switcher.prompt(params, self.intake.environment)
 
     def list_agents(self) -> AgentsListResult:
-        """The agents in configuration order (the order prefixes are matched in) and the members."""
-        return protocol.AgentsListResult(
-            agents=[
-                protocol.AgentInfo(
-                    name=a.name,
-                    top_level=a.top_level,
-                    mode=self.mode_of(a.name).slug,
-                    source=self.config.agent_source(a.name),
-                    model=(a.model.model or a.model.provider) if a.model else None,
-                    instructions=a.instructions,
-                )
-                for a in self.agents
-            ],
-            members=[protocol.MemberInfo(handle=m.handle, name=m.name) for m in self.settings.members],
-        )
+        return views.agents(self.config, self.mode_of)
 
     def list_modes(self) -> ModesListResult:
-        return protocol.ModesListResult(
-            current=self.mode_of(self.responder(self.conversation_id)).slug,
-            modes=[
-                protocol.ModeInfo(
-                    slug=m.slug, name=m.name, description=m.description, when_to_use=m.when_to_use, source=m.source,
-                    groups=[g.entry() for g in m.groups],
-                )
-                for m in self.modes.modes
-            ],
-        )
+        return views.modes(self.modes.modes, self.mode_of(self.responder(self.conversation_id)).slug)
 
     def mcp_list(self) -> protocol.McpListResult:
         return self.config.mcp_list()
@@ -256,9 +217,6 @@ class Session:
 
     async def send(self, params: ChatSendParams) -> ChatSendResult:
         return await self.intake.send(params)
-
-    async def tell(self, cid: str, agent: str, text: str) -> None:
-        await self.intake.tell(cid, agent, text)
 
     async def plan_decision(self, decision: str, feedback: str | None) -> State:
         """`modus/plan/approve|reject`: the user's decision on the current agent's plan."""

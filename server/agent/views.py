@@ -1,0 +1,70 @@
+"""What the requests read: the state a client shows, the agents and the modes as listed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import protocol
+from protocol import ModeRef, State
+
+from ..modes import Mode
+from ..plan import machine as plan_machine
+from .configuration import Configuration
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+def state(session: Session) -> State:
+    """The current conversation as its responder sees it: mode, phase, task, plan, usage, context."""
+    from ..providers.catalog import context_info
+
+    cid = session.conversation_id
+    agent = session.responder(cid)
+    task = session.task_for(agent)
+    history = session.histories.get(cid, agent)
+    return State(
+        mode=ModeRef(slug=task.mode.slug, name=task.mode.name),
+        phase=task.phase,
+        conversation_id=cid,
+        yolo=session.settings.yolo,
+        task=task.info(),
+        plan=plan_machine.plan_info(*session.store.current_plan(task.agent)),
+        usage=session.usage_book.total(cid),
+        context=context_info(task.model_config, session.settings.condense_threshold, history.used),
+    )
+
+
+def agents(config: Configuration, mode_of: Callable[[str], Mode]) -> protocol.AgentsListResult:
+    """The agents in configuration order (the order prefixes are matched in) and the members."""
+    return protocol.AgentsListResult(
+        agents=[
+            protocol.AgentInfo(
+                name=a.name,
+                top_level=a.top_level,
+                mode=mode_of(a.name).slug,
+                source=config.agent_source(a.name),
+                model=(a.model.model or a.model.provider) if a.model else None,
+                instructions=a.instructions,
+            )
+            for a in config.agents
+        ],
+        members=[protocol.MemberInfo(handle=m.handle, name=m.name) for m in config.settings.members],
+    )
+
+
+def modes(modes: Sequence[Mode], current: str) -> protocol.ModesListResult:
+    return protocol.ModesListResult(
+        current=current,
+        modes=[
+            protocol.ModeInfo(
+                slug=m.slug,
+                name=m.name,
+                description=m.description,
+                when_to_use=m.when_to_use,
+                source=m.source,
+                groups=[g.entry() for g in m.groups],
+            )
+            for m in modes
+        ],
+    )
