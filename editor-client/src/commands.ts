@@ -1,0 +1,75 @@
+// What the user asks for, from the palette (the `modus.ui.*` commands) or from the sidebar (its
+// messages), each handed to the part that does it.
+import * as vscode from 'vscode';
+import type { Approvals } from './approvals';
+import type { Checkpoints } from './checkpoints';
+import type { Conversations } from './conversations';
+import type { McpServers } from './mcp';
+import type { Modes } from './modes';
+import { setApiKey } from './secrets';
+import type { Server } from './server';
+import type { FromWebview } from './webview/messages';
+
+export interface Parts {
+  server: Server;
+  secrets: vscode.SecretStorage;
+  approvals: Approvals;
+  conversations: Conversations;
+  modes: Modes;
+  checkpoints: Checkpoints;
+  mcp: McpServers;
+}
+
+export function registerCommands({ server, secrets, conversations, modes }: Parts): vscode.Disposable[] {
+  const commands: Record<string, () => Promise<void>> = {
+    'modus.ui.switchMode': () => modes.switchMode(),
+    'modus.ui.showSystemPrompt': () => modes.showSystemPrompt(),
+    'modus.ui.newConversation': () => conversations.create(),
+    'modus.ui.cancel': () => conversations.cancel(),
+    'modus.ui.condense': () => conversations.condense(),
+    'modus.ui.togglePhase': () => modes.togglePhase(),
+    'modus.ui.approvePlan': () => modes.decidePlan('approve'),
+    'modus.ui.rejectPlan': () => modes.rejectPlan(),
+    'modus.ui.setApiKey': () => setApiKey(secrets, () => server.restart()),
+    'modus.ui.restartServer': () => server.restart(),
+    'modus.ui.trustWorkspaceSettings': () => modes.trustWorkspaceSettings(),
+  };
+  return Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run));
+}
+
+export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type: 'ready' }>): Promise<void> {
+  switch (m.type) {
+    case 'send':
+      return p.conversations.send(m.text);
+    case 'approval':
+      return p.approvals.answer(m);
+    case 'planDecision':
+      return p.modes.decidePlan(m.decision, m.feedback);
+    case 'switchMode':
+      return p.modes.switchTo(m.slug);
+    case 'cancel':
+      return p.conversations.cancel();
+    case 'togglePhase':
+      return p.modes.togglePhase();
+    case 'newConversation':
+      return p.conversations.create();
+    case 'listConversations':
+      return p.conversations.list();
+    case 'openConversation':
+      return p.conversations.open(m.conversationId);
+    case 'listAgents':
+      return p.conversations.listAgents();
+    case 'mcpRestart':
+      return p.mcp.restart(m.name);
+    case 'fixServer':
+      return p.server.fix(m.fix);
+    case 'showDiff':
+      return p.checkpoints.showDiff(m.checkpointId, m.tool);
+    case 'restore':
+      return p.checkpoints.restore(m.checkpointId, m.what);
+    case 'undoRestore':
+      return p.checkpoints.restore(m.checkpointId, 'files', m.entryId);
+    case 'condense':
+      return p.conversations.condense();
+  }
+}
