@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Union
 
 import anyio
 from lsprotocol import types as lsp
-from pygls.exceptions import FeatureNotificationError, JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.exceptions import FeatureNotificationError, JsonRpcException, JsonRpcInternalError, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, RPCRequest
@@ -28,16 +28,11 @@ from .. import __version__
 from ..startup import started
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from protocol import Settings
 
     from ..agent import Session
 
 log = logging.getLogger(__name__)
-
-MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes", "**/.modus/agents.yaml", "**/.modus/settings.json")
-
 
 def converter():
     """pygls's converter, except that params and results of custom methods stay plain dicts, and
@@ -120,23 +115,6 @@ class ModusProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"modus": {"protocolVersion": names.PROTOCOL_VERSION}}
         return result
-
-
-def validate(model: type["BaseModel"], data: Any, what: str) -> "BaseModel":
-    """Params as a protocol model, or -32602 naming the bad field."""
-    from pydantic import ValidationError
-
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise JsonRpcInvalidParams(f"Invalid params for {what}: expected an object, got {type(data).__name__}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
-        )
-        raise JsonRpcInvalidParams(f"Invalid params for {what}: {problems}") from None
 
 
 class ModusServer(LanguageServer):

@@ -14,8 +14,7 @@ from pygls.uris import to_fs_path
 from protocol.names import CODE_ACTION_PLAN_KIND, CODE_ACTION_PLAN_TITLE, Command
 
 from ...errors import BadRequest, ToolFailure
-from ..server import validate
-from .requests import command
+from .requests import command, validate
 
 if TYPE_CHECKING:
     from ...agent import Session

@@ -9,9 +9,8 @@ from protocol import names
 from protocol.names import Command
 
 from ...errors import BadRequest
-from ..server import validate
 from .code_actions import excerpt, one_argument
-from .requests import command, request
+from .requests import command, request, validate
 
 if TYPE_CHECKING:
     from ..server import ModusServer

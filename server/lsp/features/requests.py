@@ -9,7 +9,6 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ...errors import BadRequest
-from ..server import validate
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -18,6 +17,23 @@ if TYPE_CHECKING:
     from ..server import ModusServer
 
 Handler = Callable[["Session", Any], "Awaitable[BaseModel] | BaseModel"]
+
+
+def validate(model: type["BaseModel"], data: Any, what: str) -> "BaseModel":
+    """Params as a protocol model, or -32602 naming the bad field."""
+    from pydantic import ValidationError
+
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise JsonRpcInvalidParams(f"Invalid params for {what}: expected an object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
+        )
+        raise JsonRpcInvalidParams(f"Invalid params for {what}: {problems}") from None
 
 
 def request(server: "ModusServer", method: str, handler: Handler) -> None:

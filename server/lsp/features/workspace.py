@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from ..server import MODE_FILE_GLOBS
-
 if TYPE_CHECKING:
     from ..server import ModusServer
 
 log = logging.getLogger(__name__)
+
+#: The workspace files the client is asked to watch: a change makes the session read them again.
+MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes", "**/.modus/agents.yaml", "**/.modus/settings.json")
 
 
 def register(server: "ModusServer") -> None:
