@@ -122,10 +122,11 @@ class ModusServer(LanguageServer):
         super().__init__("modus", __version__, protocol_cls=ModusProtocol, converter_factory=converter)
         self.session: Session | None = None
         self.task_group: anyio.abc.TaskGroup | None = None
-        self._initialize_params: lsp.InitializeParams | None = None
         self.global_modes: Path | None = None  # tests may point it elsewhere
-        self._settings_problems: list[str] = []
-        self._start_error: str | None = None
+        # What start-up was told and found (the workspace feature reads them at `initialized`):
+        self.initialize_params: lsp.InitializeParams | None = None  # as `initialize` gave them
+        self.settings_problems: list[str] = []  # bad keys of initializationOptions.modus, each left at its default
+        self.start_error: str | None = None  # why the session could not start
         self._diagnosed: set[Path] = set()  # mode files whose diagnostics the client shows
         self._reporting = False  # an error is being told to the client (see report_server_error)
         _register(self)
@@ -148,8 +149,8 @@ class ModusServer(LanguageServer):
 
     def require_session(self) -> Session:
         if self.session is None:
-            if self._start_error:
-                raise JsonRpcInternalError(f"The Modus session could not start: {self._start_error}")
+            if self.start_error:
+                raise JsonRpcInternalError(f"The Modus session could not start: {self.start_error}")
             raise JsonRpcServerNotInitialized("The server is not initialized yet: send 'initialized' first")
         return self.session
 
@@ -177,7 +178,7 @@ class ModusServer(LanguageServer):
         modus = options.get("modus") if isinstance(options, dict) else None
         from ..settings import read_settings
 
-        settings, self._settings_problems = read_settings(modus)
+        settings, self.settings_problems = read_settings(modus)
         self.host = LspHost(self)
         try:
             session = Session(
@@ -188,7 +189,7 @@ class ModusServer(LanguageServer):
             )
         except Exception as exc:  # the process stays up and answers with the reason
             log.exception("the session could not start")
-            self._start_error = f"{type(exc).__name__}: {exc}"
+            self.start_error = f"{type(exc).__name__}: {exc}"
             started()
             return False
         assert self.task_group is not None, "start the server with server.lsp.run"

@@ -20,17 +20,17 @@ MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes", "**/.modus/agents.yam
 def register(server: "ModusServer") -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams):
-        server._initialize_params = params
+        server.initialize_params = params
 
     @server.feature(lsp.INITIALIZED)
     def initialized(params: lsp.InitializedParams):
         # synchronous: every message after `initialized` finds the session in place
         if server.session is not None:
             return
-        if not server.start_session(server._initialize_params):
-            server.host.show_message("error", f"could not start: {server._start_error}")
+        if not server.start_session(server.initialize_params):
+            server.host.show_message("error", f"could not start: {server.start_error}")
             return
-        for problem in server._settings_problems:
+        for problem in server.settings_problems:
             server.host.show_message("error", problem)
         server.session.modes.on_change = server.publish_mode_diagnostics  # the first read is on its way
         server.task_group.start_soon(_watch_mode_files, server)
