@@ -222,7 +222,9 @@ class ModusServer(LanguageServer):
 
 def _register(server: ModusServer) -> None:
     """Every handler of the server, by feature area (server/lsp/features)."""
-    from .features import FEATURES
+    from .features import ROUTED, Routes, workspace
 
-    for feature in FEATURES:
-        feature.register(server)
+    workspace.register(server)
+    routes = Routes(server, server.require_session)
+    for feature in ROUTED:
+        feature.register(routes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from lsprotocol import types as lsp
@@ -12,9 +13,9 @@ from ...errors import BadRequest
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from pygls.lsp.server import LanguageServer
 
     from ...agent import Session
-    from ..server import ModusServer
 
 Handler = Callable[["Session", Any], "Awaitable[BaseModel] | BaseModel"]
 
@@ -36,29 +37,52 @@ def validate(model: type["BaseModel"], data: Any, what: str) -> "BaseModel":
         raise JsonRpcInvalidParams(f"Invalid params for {what}: {problems}") from None
 
 
-def request(server: "ModusServer", method: str, handler: Handler) -> None:
-    """A `modus/*` request: params validated against the contract, what the repository holds
-    read again if it changed, a protocol model back.
+@dataclass(frozen=True)
+class Routes:
+    """What a feature registers its requests and commands with: the pygls server, and the
+    session they are called with (`session()`: the session of the moment, or the error that
+    tells the client why there is none)."""
 
-    The pygls handler is a generator, pygls's way to wait inside a plain handler: it answers at
-    once when nothing is to be read again and `handler` returns the result itself (the common
-    case, and the fast one), and yields to what must be awaited otherwise."""
+    server: LanguageServer
+    session: Callable[[], "Session"]
 
-    @server.feature(method)
-    def handle(params: Any):
-        session = server.require_session()
-        from protocol import REQUESTS
+    def request(self, method: str, handler: Handler) -> None:
+        """A `modus/*` request: params validated against the contract, what the repository holds
+        read again if it changed, a protocol model back.
 
-        parsed = validate(REQUESTS[method].params, params, method)
-        if session.stale():
-            yield session.refresh, (), {}
-        try:
-            result = handler(session, parsed)
-        except BadRequest as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
-        if inspect.isawaitable(result):
-            result = yield _answer, (result,), {}
-        return result.wire()
+        The pygls handler is a generator, pygls's way to wait inside a plain handler: it answers at
+        once when nothing is to be read again and `handler` returns the result itself (the common
+        case, and the fast one), and yields to what must be awaited otherwise."""
+
+        @self.server.feature(method)
+        def handle(params: Any):
+            session = self.session()
+            from protocol import REQUESTS
+
+            parsed = validate(REQUESTS[method].params, params, method)
+            if session.stale():
+                yield session.refresh, (), {}
+            try:
+                result = handler(session, parsed)
+            except BadRequest as exc:
+                raise JsonRpcInvalidParams(str(exc)) from None
+            if inspect.isawaitable(result):
+                result = yield _answer, (result,), {}
+            return result.wire()
+
+    def command(self, name: str, handler: Callable[["Session", tuple], Any]) -> None:
+        """A `workspace/executeCommand` command: the session read up to date, then `handler(session,
+        arguments)` (awaited when it returns an awaitable); a BadRequest is -32602."""
+
+        @self.server.command(name)
+        async def run(*args: Any):
+            session = self.session()
+            await session.refresh()
+            try:
+                result = handler(session, args)
+                return await result if inspect.isawaitable(result) else result
+            except BadRequest as exc:
+                raise JsonRpcInvalidParams(str(exc)) from None
 
 
 async def _answer(pending: Awaitable[Any]) -> Any:
@@ -71,18 +95,3 @@ async def _answer(pending: Awaitable[Any]) -> Any:
     except ModelError as exc:
         # LSP's RequestFailed: the request was right, but what it asked for failed
         raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed) from None
-
-
-def command(server: "ModusServer", name: str, handler: Callable[["Session", tuple], Any]) -> None:
-    """A `workspace/executeCommand` command: the session read up to date, then `handler(session,
-    arguments)` (awaited when it returns an awaitable); a BadRequest is -32602."""
-
-    @server.command(name)
-    async def run(*args: Any):
-        session = server.require_session()
-        await session.refresh()
-        try:
-            result = handler(session, args)
-            return await result if inspect.isawaitable(result) else result
-        except BadRequest as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None

@@ -4,12 +4,15 @@ changes, and the files that make the session read the repository again."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from lsprotocol import types as lsp
 
 if TYPE_CHECKING:
-    from ..server import ModusServer
+    import anyio.abc
+
+    from ...agent import Session
+    from ...host import Host
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +20,26 @@ log = logging.getLogger(__name__)
 MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes", "**/.modus/agents.yaml", "**/.modus/settings.json")
 
 
-def register(server: "ModusServer") -> None:
+class Server(Protocol):
+    """What the life cycle uses of the server (ModusServer): pygls's registration and its client's
+    capabilities, the session it starts, and what start-up was told and found."""
+
+    session: Session | None
+    host: Host  # once start_session has run
+    task_group: anyio.abc.TaskGroup | None
+    initialize_params: lsp.InitializeParams | None
+    settings_problems: list[str]
+    start_error: str | None
+
+    @property
+    def client_capabilities(self) -> lsp.ClientCapabilities: ...
+    def feature(self, name: str, options: Any = None) -> Callable[[Callable], Callable]: ...
+    async def client_register_capability_async(self, params: lsp.RegistrationParams) -> None: ...
+    def start_session(self, params: lsp.InitializeParams | None) -> bool: ...
+    def publish_mode_diagnostics(self, files) -> None: ...
+
+
+def register(server: Server) -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams):
         server.initialize_params = params
@@ -62,7 +84,7 @@ def register(server: "ModusServer") -> None:
         pass  # registered so that text sync is advertised; pygls keeps the buffer
 
 
-async def _watch_mode_files(server: "ModusServer") -> None:
+async def _watch_mode_files(server: Server) -> None:
     """Ask the client to tell us when a mode file changes, if it can."""
     caps = server.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps else None
