@@ -102,8 +102,7 @@ async def attend(server: ModusServer, messages: AsyncIterator[Any]) -> int | Non
                     return int(exc.code or 0)
         return None
     finally:
-        for future in list(server.protocol._request_futures.values()):
-            future.cancel()
+        server.protocol.cancel_pending()
         server.shutdown()
 
 

@@ -109,6 +109,18 @@ class ModusProtocol(LanguageServerProtocol):
                 del self._request_futures[key]
         super()._run_generator(future, gen=gen, result_future=result_future)
 
+    def send_payload(self, data: dict) -> None:
+        """A message the transport made itself (the error answer to a frame that never became a
+        message), sent as pygls sends its own: through its writer and framing, a failed write
+        handled as it handles one. pygls has no public method for it: this wraps its private one."""
+        self._send_data(data)
+
+    def cancel_pending(self) -> None:
+        """Every request still pending, the client's and the server's, cancelled: the connection
+        is done for. pygls keeps them in a private table and cancels them only on `shutdown`."""
+        for future in list(self._request_futures.values()):
+            future.cancel()
+
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):
         self.initialize_received = True
