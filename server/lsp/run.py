@@ -106,7 +106,8 @@ async def attend(server: ModusServer, messages: AsyncIterator[Any]) -> int | Non
         server.shutdown()
 
 
-def _run(main) -> int:
+def run_main(main) -> int:
+    """Run a server's main coroutine to its end: its exit code (130 when interrupted)."""
     try:
         return asyncio.run(main) or 0
     except KeyboardInterrupt:
@@ -173,4 +174,4 @@ def serve_stdio() -> int:
     async def main():
         return await attend(server, read_messages(_Stdin(stdin).read))
 
-    return _run(main())
+    return run_main(main())
