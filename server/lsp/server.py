@@ -28,8 +28,6 @@ from .. import __version__
 from ..startup import started
 
 if TYPE_CHECKING:
-    from protocol import Settings
-
     from ..agent import Session
 
 log = logging.getLogger(__name__)
