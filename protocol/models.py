@@ -38,7 +38,7 @@ class Wire(BaseModel):
     @model_serializer(mode="wrap")
     def _omit_unset_optionals(self, handler):
         data = handler(self)
-        for name in _omittable(type(self)):
+        for name in omittable(type(self)):
             if getattr(self, name) is None:
                 data.pop(type(self).model_fields[name].alias or name, None)
                 data.pop(name, None)
@@ -52,7 +52,8 @@ class Wire(BaseModel):
 _OMITTABLE: dict[type, tuple[str, ...]] = {}
 
 
-def _omittable(cls: type[BaseModel]) -> tuple[str, ...]:
+def omittable(cls: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of `cls` declared `Opt`: left out of the JSON when None."""
     names = _OMITTABLE.get(cls)
     if names is None:
         names = tuple(

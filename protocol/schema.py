@@ -33,7 +33,7 @@ def wire_models() -> list[type[models.Wire]]:
 
 
 def _sent_by_server(cls: type[models.Wire], schema: dict[str, Any]) -> None:
-    optional = {cls.model_fields[name].alias or name for name in models._omittable(cls)}
+    optional = {cls.model_fields[name].alias or name for name in models.omittable(cls)}
     schema["required"] = sorted(k for k in schema.get("properties", {}) if k not in optional)
     for key in optional:
         prop = schema["properties"][key]

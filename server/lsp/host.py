@@ -23,9 +23,9 @@ from ..host import CommandOutcome, EditOutcome, FileChange
 from ..modes import Diagnostic
 
 if TYPE_CHECKING:
-    from protocol import ApprovalRequest, ApprovalResponse
+    from pygls.lsp.server import LanguageServer
 
-    from .server import ModusServer
+    from protocol import ApprovalRequest, ApprovalResponse
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def past_the_end(text: str) -> lsp.Position:
 
 
 class LspHost:
-    def __init__(self, server: "ModusServer"):
+    def __init__(self, server: "LanguageServer"):
         self.server = server
 
     @property

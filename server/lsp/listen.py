@@ -21,7 +21,7 @@ from typing import Any, AsyncIterator, Iterator, Protocol
 from pygls.io_ import WebSocketWriter
 
 from ..userdirs import state_dir
-from .run import _run, attend
+from .run import attend, run_main
 from .server import ModusServer
 from .transport import MAX_BODY, Frames, decode, encode, error, read_messages, valid_id
 
@@ -269,7 +269,7 @@ def serve_tcp(host: str, port: int, token: Token) -> int:
         server = await asyncio.start_server(listener.serve_tcp, host, port)
         return await _listen(listener, "tcp", server)
 
-    return _run(main())
+    return run_main(main())
 
 
 # ---------------------------------------------------------------- WebSocket
@@ -350,4 +350,4 @@ def serve_ws(host: str, port: int, token: Token, origins: list[str] = ()) -> int
         )
         return await _listen(listener, "ws", server)
 
-    return _run(main())
+    return run_main(main())

@@ -102,12 +102,12 @@ async def attend(server: ModusServer, messages: AsyncIterator[Any]) -> int | Non
                     return int(exc.code or 0)
         return None
     finally:
-        for future in list(server.protocol._request_futures.values()):
-            future.cancel()
+        server.protocol.cancel_pending()
         server.shutdown()
 
 
-def _run(main) -> int:
+def run_main(main) -> int:
+    """Run a server's main coroutine to its end: its exit code (130 when interrupted)."""
     try:
         return asyncio.run(main) or 0
     except KeyboardInterrupt:
@@ -174,4 +174,4 @@ def serve_stdio() -> int:
     async def main():
         return await attend(server, read_messages(_Stdin(stdin).read))
 
-    return _run(main())
+    return run_main(main())

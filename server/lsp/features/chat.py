@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol import names
 from protocol.names import Command
 
-from .requests import command, request
-
-if TYPE_CHECKING:
-    from ..server import ModusServer
+from .requests import Routes
 
 
-def register(server: "ModusServer") -> None:
-    request(server, names.STATE, lambda s, p: s.state())
-    request(server, names.CHAT_SEND, lambda s, p: s.send(p))
-    request(server, names.CHAT_CANCEL, _cancel)
-    request(server, names.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
-    request(server, names.CHAT_LIST, lambda s, p: s.list_conversations())
-    request(server, names.CHAT_OPEN, lambda s, p: s.open(p.conversation_id))
-    request(server, names.PROMPT_GET, lambda s, p: s.prompt(p))
-    request(server, names.AGENTS_LIST, lambda s, p: s.list_agents())
-    request(server, names.USAGE_GET, lambda s, p: s.usage(p.conversation_id))
-    request(server, names.CHAT_CONDENSE, lambda s, p: s.condense(p.conversation_id))
+def register(routes: Routes) -> None:
+    routes.request(names.STATE, lambda s, p: s.state())
+    routes.request(names.CHAT_SEND, lambda s, p: s.send(p))
+    routes.request(names.CHAT_CANCEL, _cancel)
+    routes.request(names.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
+    routes.request(names.CHAT_LIST, lambda s, p: s.list_conversations())
+    routes.request(names.CHAT_OPEN, lambda s, p: s.open(p.conversation_id))
+    routes.request(names.PROMPT_GET, lambda s, p: s.prompt(p))
+    routes.request(names.AGENTS_LIST, lambda s, p: s.list_agents())
+    routes.request(names.USAGE_GET, lambda s, p: s.usage(p.conversation_id))
+    routes.request(names.CHAT_CONDENSE, lambda s, p: s.condense(p.conversation_id))
 
-    command(server, Command.SHOW_PROMPT, _show_prompt)
-    command(server, Command.TRUST_WORKSPACE_SETTINGS, lambda s, args: s.trust_workspace_settings())
+    routes.command(Command.SHOW_PROMPT, _show_prompt)
+    routes.command(Command.TRUST_WORKSPACE_SETTINGS, lambda s, args: s.trust_workspace_settings())
 
 
 def _cancel(session, params):

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol import names
 
-from .requests import request
-
-if TYPE_CHECKING:
-    from ..server import ModusServer
+from .requests import Routes
 
 
-def register(server: "ModusServer") -> None:
-    request(server, names.CHECKPOINTS_LIST, lambda s, p: s.checkpoints.list(p.conversation_id))
-    request(server, names.CHECKPOINTS_DIFF, lambda s, p: s.checkpoints.diff(p.id))
-    request(server, names.CHECKPOINTS_RESTORE, lambda s, p: s.restore_checkpoint(p.id, p.restore))
+def register(routes: Routes) -> None:
+    routes.request(names.CHECKPOINTS_LIST, lambda s, p: s.checkpoints.list(p.conversation_id))
+    routes.request(names.CHECKPOINTS_DIFF, lambda s, p: s.checkpoints.diff(p.id))
+    routes.request(names.CHECKPOINTS_RESTORE, lambda s, p: s.restore_checkpoint(p.id, p.restore))

@@ -14,12 +14,12 @@ from pygls.uris import to_fs_path
 from protocol.names import CODE_ACTION_PLAN_KIND, CODE_ACTION_PLAN_TITLE, Command
 
 from ...errors import BadRequest, ToolFailure
-from ..server import validate
-from .requests import command
+from .requests import Routes, validate
 
 if TYPE_CHECKING:
+    from pygls.workspace import Workspace as Documents
+
     from ...agent import Session
-    from ..server import ModusServer
 
 EXPLAIN_KIND = "refactor.modus.explain"
 FIX_KIND = "quickfix.modus.fix"
@@ -29,8 +29,8 @@ MAX_LINES = 400
 MAX_FILE = 10 * 1024 * 1024
 
 
-def register(server: "ModusServer") -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=KINDS))
+def register(routes: Routes) -> None:
+    @routes.server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=KINDS))
     def code_actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         return actions(params)
 
@@ -38,10 +38,10 @@ def register(server: "ModusServer") -> None:
         from protocol import StartInModeArgs
 
         a = validate(StartInModeArgs, one_argument(args, Command.START_IN_MODE), Command.START_IN_MODE)
-        text = f"{a.prompt.strip()}\n\n{excerpt(server, session, a.uri, a.range).text}"
+        text = f"{a.prompt.strip()}\n\n{excerpt(routes.server.workspace, session, a.uri, a.range).text}"
         return (await session.start_in_mode(a.mode, text)).wire()
 
-    command(server, Command.START_IN_MODE, start_in_mode)
+    routes.command(Command.START_IN_MODE, start_in_mode)
 
 
 def actions(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
@@ -107,9 +107,10 @@ def lines_of(rng: dict) -> tuple[int, int]:
     return start, end
 
 
-def excerpt(server: "ModusServer", session: "Session", uri: str, rng: dict) -> "Excerpt":
+def excerpt(documents: "Documents", session: "Session", uri: str, rng: dict) -> "Excerpt":
     """`File: <path>, lines a-b:` and the selected lines, numbered: from the editor's buffer when
-    the file is open there, else from disk (a workspace file only)."""
+    the file is open there (`documents`: pygls's, the editor's open files), else from disk (a
+    workspace file only)."""
     from ...untrusted import Refused, read_text
 
     first, last = lines_of(rng)
@@ -120,8 +121,8 @@ def excerpt(server: "ModusServer", session: "Session", uri: str, rng: dict) -> "
         target = session.workspace.resolve(path)
     except ToolFailure as exc:
         raise BadRequest(f"uri: {exc.message}") from None
-    if uri in server.workspace.text_documents:
-        text = server.workspace.get_text_document(uri).source
+    if uri in documents.text_documents:
+        text = documents.get_text_document(uri).source
     else:
         try:
             text = read_text(Path(target.path), MAX_FILE, inside=session.workspace.root)

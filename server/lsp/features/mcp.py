@@ -3,21 +3,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol import names
 from protocol.names import Command
 
 from ...errors import BadRequest
-from .requests import command, request
-
-if TYPE_CHECKING:
-    from ..server import ModusServer
+from .requests import Routes
 
 
-def register(server: "ModusServer") -> None:
-    request(server, names.MCP_LIST, lambda s, p: s.mcp_list())
-    command(server, Command.MCP_RESTART, _restart)
+def register(routes: Routes) -> None:
+    routes.request(names.MCP_LIST, lambda s, p: s.mcp_list())
+    routes.command(Command.MCP_RESTART, _restart)
 
 
 async def _restart(session, args):

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol import names
 from protocol.names import Command
 
 from ...errors import BadRequest
-from .requests import command, request
-
-if TYPE_CHECKING:
-    from ..server import ModusServer
+from .requests import Routes
 
 
-def register(server: "ModusServer") -> None:
-    request(server, names.MODES_LIST, lambda s, p: s.list_modes())
-    request(server, names.MODES_SWITCH, lambda s, p: _switch(s, p.slug))
-    request(server, names.PHASE_SET, lambda s, p: s.user_set_phase(p.phase))
-    command(server, Command.SWITCH_MODE, _switch_command)
-    command(server, Command.SET_PHASE, _set_phase_command)
-    command(server, Command.TOGGLE_PHASE, _toggle_phase_command)
+def register(routes: Routes) -> None:
+    routes.request(names.MODES_LIST, lambda s, p: s.list_modes())
+    routes.request(names.MODES_SWITCH, lambda s, p: _switch(s, p.slug))
+    routes.request(names.PHASE_SET, lambda s, p: s.user_set_phase(p.phase))
+    routes.command(Command.SWITCH_MODE, _switch_command)
+    routes.command(Command.SET_PHASE, _set_phase_command)
+    routes.command(Command.TOGGLE_PHASE, _toggle_phase_command)
 
 
 def _switch(session, slug: str):

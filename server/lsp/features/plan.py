@@ -3,34 +3,28 @@ a selection (the code action's command)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol import names
 from protocol.names import Command
 
 from ...errors import BadRequest
-from ..server import validate
 from .code_actions import excerpt, one_argument
-from .requests import command, request
-
-if TYPE_CHECKING:
-    from ..server import ModusServer
+from .requests import Routes, validate
 
 
-def register(server: "ModusServer") -> None:
-    request(server, names.PLAN_APPROVE, lambda s, p: s.plan_decision("approve", p.feedback))
-    request(server, names.PLAN_REJECT, lambda s, p: s.plan_decision("deny", p.feedback))
-    command(server, Command.PLAN_APPROVE, lambda s, args: _decision(s, args, "approve", Command.PLAN_APPROVE))
-    command(server, Command.PLAN_REJECT, lambda s, args: _decision(s, args, "deny", Command.PLAN_REJECT))
+def register(routes: Routes) -> None:
+    routes.request(names.PLAN_APPROVE, lambda s, p: s.plan_decision("approve", p.feedback))
+    routes.request(names.PLAN_REJECT, lambda s, p: s.plan_decision("deny", p.feedback))
+    routes.command(Command.PLAN_APPROVE, lambda s, args: _decision(s, args, "approve", Command.PLAN_APPROVE))
+    routes.command(Command.PLAN_REJECT, lambda s, args: _decision(s, args, "deny", Command.PLAN_REJECT))
 
     async def plan_selection(session, args: tuple):
         from protocol import PlanSelectionArgs
 
         a = validate(PlanSelectionArgs, one_argument(args, Command.PLAN_SELECTION), Command.PLAN_SELECTION)
-        quoted = excerpt(server, session, a.uri, a.range)
+        quoted = excerpt(routes.server.workspace, session, a.uri, a.range)
         return (await session.plan_selection(quoted, a.goal)).wire()
 
-    command(server, Command.PLAN_SELECTION, plan_selection)
+    routes.command(Command.PLAN_SELECTION, plan_selection)
 
 
 async def _decision(session, args: tuple, decision: str, name: str):

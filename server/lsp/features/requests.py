@@ -3,46 +3,86 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from ...errors import BadRequest
-from ..server import validate
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from pygls.lsp.server import LanguageServer
 
     from ...agent import Session
-    from ..server import ModusServer
 
 Handler = Callable[["Session", Any], "Awaitable[BaseModel] | BaseModel"]
 
 
-def request(server: "ModusServer", method: str, handler: Handler) -> None:
-    """A `modus/*` request: params validated against the contract, what the repository holds
-    read again if it changed, a protocol model back.
+def validate(model: type["BaseModel"], data: Any, what: str) -> "BaseModel":
+    """Params as a protocol model, or -32602 naming the bad field."""
+    from pydantic import ValidationError
 
-    The pygls handler is a generator, pygls's way to wait inside a plain handler: it answers at
-    once when nothing is to be read again and `handler` returns the result itself (the common
-    case, and the fast one), and yields to what must be awaited otherwise."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise JsonRpcInvalidParams(f"Invalid params for {what}: expected an object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
+        )
+        raise JsonRpcInvalidParams(f"Invalid params for {what}: {problems}") from None
 
-    @server.feature(method)
-    def handle(params: Any):
-        session = server.require_session()
-        from protocol import REQUESTS
 
-        parsed = validate(REQUESTS[method].params, params, method)
-        if session.stale():
-            yield session.refresh, (), {}
-        try:
-            result = handler(session, parsed)
-        except BadRequest as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
-        if inspect.isawaitable(result):
-            result = yield _answer, (result,), {}
-        return result.wire()
+@dataclass(frozen=True)
+class Routes:
+    """What a feature registers its requests and commands with: the pygls server, and the
+    session they are called with (`session()`: the session of the moment, or the error that
+    tells the client why there is none)."""
+
+    server: LanguageServer
+    session: Callable[[], "Session"]
+
+    def request(self, method: str, handler: Handler) -> None:
+        """A `modus/*` request: params validated against the contract, what the repository holds
+        read again if it changed, a protocol model back.
+
+        The pygls handler is a generator, pygls's way to wait inside a plain handler: it answers at
+        once when nothing is to be read again and `handler` returns the result itself (the common
+        case, and the fast one), and yields to what must be awaited otherwise."""
+
+        @self.server.feature(method)
+        def handle(params: Any):
+            session = self.session()
+            from protocol import REQUESTS
+
+            parsed = validate(REQUESTS[method].params, params, method)
+            if session.stale():
+                yield session.refresh, (), {}
+            try:
+                result = handler(session, parsed)
+            except BadRequest as exc:
+                raise JsonRpcInvalidParams(str(exc)) from None
+            if inspect.isawaitable(result):
+                result = yield _answer, (result,), {}
+            return result.wire()
+
+    def command(self, name: str, handler: Callable[["Session", tuple], Any]) -> None:
+        """A `workspace/executeCommand` command: the session read up to date, then `handler(session,
+        arguments)` (awaited when it returns an awaitable); a BadRequest is -32602."""
+
+        @self.server.command(name)
+        async def run(*args: Any):
+            session = self.session()
+            await session.refresh()
+            try:
+                result = handler(session, args)
+                return await result if inspect.isawaitable(result) else result
+            except BadRequest as exc:
+                raise JsonRpcInvalidParams(str(exc)) from None
 
 
 async def _answer(pending: Awaitable[Any]) -> Any:
@@ -55,18 +95,3 @@ async def _answer(pending: Awaitable[Any]) -> Any:
     except ModelError as exc:
         # LSP's RequestFailed: the request was right, but what it asked for failed
         raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed) from None
-
-
-def command(server: "ModusServer", name: str, handler: Callable[["Session", tuple], Any]) -> None:
-    """A `workspace/executeCommand` command: the session read up to date, then `handler(session,
-    arguments)` (awaited when it returns an awaitable); a BadRequest is -32602."""
-
-    @server.command(name)
-    async def run(*args: Any):
-        session = server.require_session()
-        await session.refresh()
-        try:
-            result = handler(session, args)
-            return await result if inspect.isawaitable(result) else result
-        except BadRequest as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol import names
 
-from .requests import request
-
-if TYPE_CHECKING:
-    from ..server import ModusServer
+from .requests import Routes
 
 
-def register(server: "ModusServer") -> None:
-    request(server, names.TODOS_GET, lambda s, p: s.todos_result(p.agent))
+def register(routes: Routes) -> None:
+    routes.request(names.TODOS_GET, lambda s, p: s.todos_result(p.agent))

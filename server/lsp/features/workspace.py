@@ -4,32 +4,55 @@ changes, and the files that make the session read the repository again."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from lsprotocol import types as lsp
 
-from ..server import MODE_FILE_GLOBS
-
 if TYPE_CHECKING:
-    from ..server import ModusServer
+    import anyio.abc
+
+    from ...agent import Session
+    from ...host import Host
 
 log = logging.getLogger(__name__)
 
+#: The workspace files the client is asked to watch: a change makes the session read them again.
+MODE_FILE_GLOBS = ("**/.modus/modes.yaml", "**/.roomodes", "**/.modus/agents.yaml", "**/.modus/settings.json")
 
-def register(server: "ModusServer") -> None:
+
+class Server(Protocol):
+    """What the life cycle uses of the server (ModusServer): pygls's registration and its client's
+    capabilities, the session it starts, and what start-up was told and found."""
+
+    session: Session | None
+    host: Host  # once start_session has run
+    task_group: anyio.abc.TaskGroup | None
+    initialize_params: lsp.InitializeParams | None
+    settings_problems: list[str]
+    start_error: str | None
+
+    @property
+    def client_capabilities(self) -> lsp.ClientCapabilities: ...
+    def feature(self, name: str, options: Any = None) -> Callable[[Callable], Callable]: ...
+    async def client_register_capability_async(self, params: lsp.RegistrationParams) -> None: ...
+    def start_session(self, params: lsp.InitializeParams | None) -> bool: ...
+    def publish_mode_diagnostics(self, files) -> None: ...
+
+
+def register(server: Server) -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams):
-        server._initialize_params = params
+        server.initialize_params = params
 
     @server.feature(lsp.INITIALIZED)
     def initialized(params: lsp.InitializedParams):
         # synchronous: every message after `initialized` finds the session in place
         if server.session is not None:
             return
-        if not server.start_session(server._initialize_params):
-            server.host.show_message("error", f"could not start: {server._start_error}")
+        if not server.start_session(server.initialize_params):
+            server.host.show_message("error", f"could not start: {server.start_error}")
             return
-        for problem in server._settings_problems:
+        for problem in server.settings_problems:
             server.host.show_message("error", problem)
         server.session.modes.on_change = server.publish_mode_diagnostics  # the first read is on its way
         server.task_group.start_soon(_watch_mode_files, server)
@@ -61,7 +84,7 @@ def register(server: "ModusServer") -> None:
         pass  # registered so that text sync is advertised; pygls keeps the buffer
 
 
-async def _watch_mode_files(server: "ModusServer") -> None:
+async def _watch_mode_files(server: Server) -> None:
     """Ask the client to tell us when a mode file changes, if it can."""
     caps = server.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps else None
