@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import anyio
 
@@ -29,14 +29,24 @@ from ..host import FileChange
 
 if TYPE_CHECKING:
     from ..checkpoints import ShadowRepo
-    from .session import Session
+    from ..host import Host
+    from ..state import StateStore
+    from ..workspace import Workspace
+    from .configuration import Configuration
+    from .conversations import Conversations
 
 log = logging.getLogger(__name__)
 
 
 class Checkpoints:
-    def __init__(self, session: "Session"):
-        self.session = session
+    def __init__(self, workspace: "Workspace", host: "Host", store: "StateStore", config: "Configuration", conversations: "Conversations", cut: Callable[[str, int], None]):
+        """`cut`: the conversation back to a message (Session.cut_conversation)."""
+        self.workspace = workspace
+        self.host = host
+        self.store = store
+        self.config = config
+        self.conversations = conversations
+        self.cut = cut
         self._told = False
 
     @cached_property
@@ -45,23 +55,23 @@ class Checkpoints:
         state folder (stateDir) is never held, wherever it is."""
         from ..checkpoints import ShadowRepo
 
-        return ShadowRepo(self.session.workspace.root, userdirs.state_dir(), keep_out=[self.session.state_dir])
+        return ShadowRepo(self.workspace.root, userdirs.state_dir(), keep_out=[self.config.state_dir])
 
     async def _available(self) -> bool:
-        if not self.session.settings.checkpoints:
+        if not self.config.settings.checkpoints:
             return False
         if await anyio.to_thread.run_sync(self.repo.available):
             if self.repo.recovered and not self._told:
                 self._told = True
-                self.session.host.show_message("warning", self.repo.recovered)
+                self.host.show_message("warning", self.repo.recovered)
             return True
         if not self._told:
             self._told = True
-            self.session.host.show_message("warning", self.repo.reason or "Checkpoints are off.")
+            self.host.show_message("warning", self.repo.reason or "Checkpoints are off.")
         return False
 
     def disabled(self) -> str | None:
-        if not self.session.settings.checkpoints:
+        if not self.config.settings.checkpoints:
             return "Checkpoints are off: the checkpoints setting is false."
         return None if self.repo.available() else (self.repo.reason or "Checkpoints are off.")
 
@@ -70,14 +80,14 @@ class Checkpoints:
         A failure is logged and told: the work goes on without this checkpoint."""
         if not await self._available():
             return None
-        meta = {"conversationId": conversation_id, "seq": str(self.session.store.last_seq(conversation_id))}
+        meta = {"conversationId": conversation_id, "seq": str(self.store.last_seq(conversation_id))}
         if tool_call_id:
             meta["toolCallId"] = tool_call_id
         try:
             checkpoint = await anyio.to_thread.run_sync(self.repo.take, label, meta)
         except Exception as exc:  # noqa: BLE001 - a checkpoint lost must not fail the edit
             log.warning("checkpoint %r failed: %s", label, exc)
-            self.session.host.show_message("warning", f"No checkpoint was taken ({label}): {exc}")
+            self.host.show_message("warning", f"No checkpoint was taken ({label}): {exc}")
             return None
         return checkpoint.id
 
@@ -121,9 +131,8 @@ class Checkpoints:
 
     async def restore(self, checkpoint_id: str, what: str) -> protocol.CheckpointsRestoreResult:
         """Back to the checkpoint: "files", "conversation" or "both". A checkpoint of now comes first."""
-        session = self.session
         checkpoint = await self._checkpoint(checkpoint_id)
-        cid = checkpoint.meta.get("conversationId") or session.conversation_id
+        cid = checkpoint.meta.get("conversationId") or self.conversations.current
         before = await self.take(f"before restoring {checkpoint_id[:12]}", cid)
         if before is None:  # the take failed (and said why): a restore that could not be undone is not made
             raise BadRequest("restore: no checkpoint of the files now could be taken, so nothing was restored")
@@ -131,18 +140,18 @@ class Checkpoints:
         if what in ("files", "both"):
             restored = await self._files(checkpoint_id)
         if what in ("conversation", "both"):
-            session.cut_conversation(cid, int(checkpoint.meta.get("seq", "0")))
+            self.cut(cid, int(checkpoint.meta.get("seq", "0")))
         return protocol.CheckpointsRestoreResult(restored=restored, checkpoint=before, conversation_id=cid)
 
     async def _files(self, checkpoint_id: str) -> list[str]:
         """The files as they were: text creates and changes through the editor when it applies
         edits (its buffers and undo stay right), the rest (deletes, binaries, kinds) on disk."""
-        session, repo = self.session, self.repo
+        repo = self.repo
         changes = await anyio.to_thread.run_sync(repo.restore, checkpoint_id)
-        editable = [c for c in changes if c.via_editor and c.action != "delete"] if session.host.can_apply_edits else []
+        editable = [c for c in changes if c.via_editor and c.action != "delete"] if self.host.can_apply_edits else []
         if editable:
-            outcome = await session.host.apply_edit(
-                [FileChange(session.workspace.resolve(c.path), c.old_text, c.new_text or "") for c in editable]
+            outcome = await self.host.apply_edit(
+                [FileChange(self.workspace.resolve(c.path), c.old_text, c.new_text or "") for c in editable]
             )
             if not outcome.applied:
                 log.warning("the editor did not apply the restore (%s): on disk instead", outcome.reason)
@@ -153,5 +162,5 @@ class Checkpoints:
             done = await anyio.to_thread.run_sync(repo.restore_on_disk, checkpoint_id, on_disk)
             failed = [c for c in done if c.error]
         if failed:
-            session.host.show_message("warning", "Not restored: " + "; ".join(f"{c.path}: {c.error}" for c in failed))
+            self.host.show_message("warning", "Not restored: " + "; ".join(f"{c.path}: {c.error}" for c in failed))
         return [c.path for c in changes if c.path not in {f.path for f in failed}]

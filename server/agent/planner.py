@@ -13,7 +13,7 @@ import logging
 import os
 import tempfile
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import anyio
 
@@ -25,7 +25,14 @@ from ..plan.model import Plan, PlanInvalid, as_step_id, next_step, parse_plan, u
 if TYPE_CHECKING:
     from protocol import ApprovalResponse, PlanInfo
 
-    from .session import Session
+    from ..host import Host
+    from ..state import StateStore
+    from ..workspace import Workspace
+    from .configuration import Configuration
+    from .conversations import Conversations
+    from .switcher import Switcher
+
+    Tell = Callable[[str, str, str], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +58,16 @@ class _Question:
 
 
 class Planner:
-    def __init__(self, session: "Session"):
-        self.session = session
+    def __init__(self, store: "StateStore", host: "Host", workspace: "Workspace", config: "Configuration", conversations: "Conversations", switcher: "Switcher", tell: "Tell"):
+        """`tell`: a decision made outside the chat, told to the agent and its turn started."""
+        self.store = store
+        self.host = host
+        self.workspace = workspace
+        self.config = config
+        self.conversations = conversations
+        self.switcher = switcher
+        self.tell = tell
         self._questions: dict[str, _Question] = {}
-
-    @property
-    def store(self):
-        return self.session.store
 
     # ------------------------------------------------------------ reading
 
@@ -89,7 +99,7 @@ class Planner:
         text = self.markdown(row, shown, outcome)
         if text is not None:
             self._write_file(row["id"], text)
-        self.session.host.publish(
+        self.host.publish(
             PlanUpdate(
                 conversation_id=cid,
                 agent=agent,
@@ -108,7 +118,7 @@ class Planner:
     def _write_file(self, plan_id: str, text: str) -> None:
         """`.modus/plans/<id>.md`, atomically; a folder that leads outside the workspace is refused."""
         try:
-            target = self.session.workspace.resolve(f".modus/plans/{plan_id}.md")
+            target = self.workspace.resolve(f".modus/plans/{plan_id}.md")
             target.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.path.parent, prefix=f".{plan_id}.", suffix=".modus-tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -133,7 +143,7 @@ class Planner:
     def _phase(self, agent: str, cid: str, state: str, by: str = "model") -> None:
         phase = machine.PHASES.get(state)
         if phase is not None:
-            self.session.set_phase(phase, by=by, agent=agent, conversation_id=cid)
+            self.switcher.set_phase(phase, by=by, agent=agent, conversation_id=cid)
 
     # ------------------------------------------------------------ the model's tools
 
@@ -278,7 +288,7 @@ class Planner:
         from protocol import ApprovalRequest, ApprovalResponse
 
         question = _Question(decides=decides)
-        if self.session.settings.yolo:
+        if self.config.settings.yolo:
             question.answer(ApprovalResponse(decision="approve"))
             return question
         self._questions[agent] = question
@@ -287,7 +297,7 @@ class Planner:
             async with anyio.create_task_group() as tg:
 
                 async def client() -> None:
-                    question.answer(await self.session.host.request_approval(request))
+                    question.answer(await self.host.request_approval(request))
 
                 tg.start_soon(client)
                 await question.answered.wait()
@@ -333,18 +343,18 @@ class Planner:
         if question is not None and not question.answered.is_set():
             if question.decides and state == "awaiting_approval":
                 assert row is not None
-                question.applied = self.decide(agent, row["conversation_id"] or self.session.conversation_id, answer)
+                question.applied = self.decide(agent, row["conversation_id"] or self.conversations.current, answer)
             question.answer(answer)
             return
         if state != "awaiting_approval" and not (decision == "deny" and state == "executing"):
             verb = "approve" if decision == "approve" else "reject"
             raise BadRequest(f"No plan to {verb}: the plan state is {machine.describe(state)}.")
         assert row is not None
-        cid = row["conversation_id"] or self.session.conversation_id
+        cid = row["conversation_id"] or self.conversations.current
         if state == "executing":  # the user stops a plan being carried out
             row = self._move(agent, row, "reject", state="rejected", feedback=feedback)
             self._announce(agent, cid, row, "normal", shown="rejected", outcome=feedback)
             text = "The user stopped the plan." + (f" Their feedback: {feedback}" if feedback else "")
         else:
             text = self.decide(agent, cid, answer)
-        await self.session.intake.tell(cid, agent, text)
+        await self.tell(cid, agent, text)

@@ -86,7 +86,7 @@ class Session:
         self.usage_book = UsageBook(self.store, host)
         self.subtasks = Subtasks(self)
         self.file_locks = FileLocks()
-        self.checkpoints = Checkpoints(self)
+        self.checkpoints = Checkpoints(workspace, host, self.store, self.config, self.conversations, self.cut_conversation)
         #: conversations being condensed on demand (modus/chat/condense): one at a time each
         self.condensing: set[str] = set()
         if close_interrupted:
@@ -97,7 +97,7 @@ class Session:
         """The agents' plans (loaded with the first plan tool or plan request, not at start-up)."""
         from .planner import Planner
 
-        return Planner(self)
+        return Planner(self.store, self.host, self.workspace, self.config, self.conversations, self.switcher, self.intake.tell)
 
     @cached_property
     def wake_policy(self) -> WakePolicy:
