@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 import protocol
-from protocol import ChatSendParams, ChatSendResult
 
 from ..agents.summons import Summons, started_together
 from ..errors import BadRequest
@@ -24,6 +23,8 @@ from .switcher import Switcher
 from .task import Task
 
 if TYPE_CHECKING:
+    from protocol import ChatSendParams, ChatSendResult
+
     from .planner import Planner
     from .todo_list import TodoList
 

@@ -7,12 +7,11 @@ also rebuilt when something its prompt depends on changed (`Configuration.genera
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import anyio
 
 import protocol
-from protocol import PromptGetParams, PromptGetResult
 
 from ..errors import BadRequest
 from ..host import Host
@@ -22,6 +21,9 @@ from ..providers import ModelLimits, ScriptCursor
 from ..state import StateStore
 from .configuration import Configuration
 from .task import Task, ToolDocs, build_task, enabled_tools
+
+if TYPE_CHECKING:
+    from protocol import PromptGetParams, PromptGetResult
 
 #: The agent who answers in a conversation (Conversations.responder over the roster).
 Responder = Callable[[str], str]
