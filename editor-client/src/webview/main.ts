@@ -21,6 +21,7 @@ import {
   TurnBlock,
   ViewState,
 } from '../protocol/view';
+import { button, byId, el, icon, place } from './dom';
 import { Block, inlineCode, parseMarkdown, section } from './markdown';
 import { Candidate, candidates, insertMention, mentionAt, MentionToken } from './mentions';
 import type { FromWebview, ServerFix, ToWebview } from './messages';
@@ -30,27 +31,26 @@ declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 const vscode = acquireVsCodeApi();
 const post = (m: FromWebview) => vscode.postMessage(m);
 
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const log = $<HTMLElement>('log');
-const modeSelect = $<HTMLSelectElement>('mode');
-const phase = $<HTMLButtonElement>('phase');
-const busy = $<HTMLElement>('busy');
-const cancel = $<HTMLButtonElement>('cancel');
-const historyButton = $<HTMLButtonElement>('history');
-const planBox = $<HTMLElement>('plan');
-const todosBox = $<HTMLDetailsElement>('todos');
-const mcpBox = $<HTMLDetailsElement>('mcp');
-const yoloBox = $<HTMLElement>('yolo');
-const listBox = $<HTMLElement>('conversations');
-const composer = $<HTMLFormElement>('composer');
-const input = $<HTMLTextAreaElement>('input');
-const sendButton = $<HTMLButtonElement>('send');
-const starting = $<HTMLElement>('starting');
-const serverBox = $<HTMLElement>('server');
-const mentionList = $<HTMLElement>('mentions');
-const usageBox = $<HTMLElement>('usage');
-const usageTip = $<HTMLElement>('usage-tip');
-const contextButton = $<HTMLButtonElement>('context');
+const log = byId<HTMLElement>('log');
+const modeSelect = byId<HTMLSelectElement>('mode');
+const phase = byId<HTMLButtonElement>('phase');
+const busy = byId<HTMLElement>('busy');
+const cancel = byId<HTMLButtonElement>('cancel');
+const historyButton = byId<HTMLButtonElement>('history');
+const planBox = byId<HTMLElement>('plan');
+const todosBox = byId<HTMLDetailsElement>('todos');
+const mcpBox = byId<HTMLDetailsElement>('mcp');
+const yoloBox = byId<HTMLElement>('yolo');
+const listBox = byId<HTMLElement>('conversations');
+const composer = byId<HTMLFormElement>('composer');
+const input = byId<HTMLTextAreaElement>('input');
+const sendButton = byId<HTMLButtonElement>('send');
+const starting = byId<HTMLElement>('starting');
+const serverBox = byId<HTMLElement>('server');
+const mentionList = byId<HTMLElement>('mentions');
+const usageBox = byId<HTMLElement>('usage');
+const usageTip = byId<HTMLElement>('usage-tip');
+const contextButton = byId<HTMLButtonElement>('context');
 
 let view: ViewState = initialView();
 /** whether the conversation list is shown (in place of the log) */
@@ -59,49 +59,6 @@ let listOpen = false;
 const rendered = new Map<string, { sig: string; el: HTMLElement }>();
 /** rendered turn blocks: key -> (signature of the header, block, the element its entries go in) */
 const blocks = new Map<string, { sig: string; el: HTMLElement; body: HTMLElement }>();
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  cls?: string,
-  text?: string,
-  ...children: (Node | null | undefined)[]
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  for (const c of children) if (c) node.appendChild(c);
-  return node;
-}
-
-function button(label: string, cls: string, onClick: () => void): HTMLButtonElement {
-  const b = el('button', cls, label);
-  b.type = 'button';
-  b.addEventListener('click', onClick);
-  return b;
-}
-
-const SVG = 'http://www.w3.org/2000/svg';
-/** The header's icons (16×16, stroked in the text colour unless they say otherwise). */
-const ICONS: Record<string, [string, Record<string, string>][]> = {
-  stop: [['rect', { x: '4', y: '4', width: '8', height: '8', rx: '1', fill: 'currentColor', stroke: 'none' }]],
-  plus: [['path', { d: 'M8 3v10M3 8h10' }]],
-  history: [
-    ['circle', { cx: '8', cy: '8', r: '5.5' }],
-    ['path', { d: 'M8 5v3.2l2.2 1.6' }],
-  ],
-};
-
-function icon(name: string): SVGSVGElement {
-  const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('viewBox', '0 0 16 16');
-  svg.setAttribute('aria-hidden', 'true');
-  for (const [tag, attrs] of ICONS[name] ?? []) {
-    const shape = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs)) shape.setAttribute(k, v);
-    svg.appendChild(shape);
-  }
-  return svg;
-}
 
 /** A unified diff (or any text) with added/removed lines tinted. */
 function diffBlock(text: string): HTMLElement {
@@ -886,13 +843,6 @@ function entryContext(e: Entry): string {
   return e.type === 'restore' ? JSON.stringify([view.restoring, view.running.length > 0]) : '';
 }
 
-/** Puts `node` right after `prev` (first when null) among `parent`'s children; returns it. */
-function place(parent: Element, node: Element, prev: Element | null): Element {
-  const want = prev ? prev.nextElementSibling : parent.firstElementChild;
-  if (want !== node) parent.insertBefore(node, want);
-  return node;
-}
-
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const m = event.data;
   if (!m || typeof m !== 'object') return;
@@ -1071,7 +1021,7 @@ phase.addEventListener('click', () => post({ type: 'togglePhase' }));
 contextButton.addEventListener('click', () => {
   if (!condensingShown()) post({ type: 'condense' });
 });
-$<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
+byId<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
 historyButton.addEventListener('click', () => showList(!listOpen));
 document.addEventListener('keydown', (ev) => {
   if (ev.key === 'Escape' && listOpen) {
