@@ -1,5 +1,12 @@
 // What the chat's panels share: building elements (every text set with textContent), the
-// header's icons, and placing a node among its siblings.
+// header's icons, placing a node among its siblings, and the Host a panel posts and re-renders through.
+import type { FromWebview } from './messages';
+
+/** What a panel is given: the posting of a message to the extension, and a new rendering of the chat. */
+export interface Host {
+  post(m: FromWebview): void;
+  render(): void;
+}
 
 export const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 

@@ -1,9 +1,6 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
-import type { CheckpointInfo, ConversationSummary, McpServerInfo } from '../protocol/generated';
-import { contextSummary } from '../protocol/context';
-import { modeRules } from '../protocol/modes';
-import { usageSummary } from '../protocol/usage';
+import type { CheckpointInfo, McpServerInfo } from '../protocol/generated';
 import {
   Action,
   Entry,
@@ -21,10 +18,14 @@ import {
   TurnBlock,
   ViewState,
 } from '../protocol/view';
-import { button, byId, el, icon, place } from './dom';
+import * as context from './context';
+import * as conversations from './conversations';
+import { button, byId, el, Host, place } from './dom';
+import * as header from './header';
 import { Block, inlineCode, parseMarkdown, section } from './markdown';
 import { Candidate, candidates, insertMention, mentionAt, MentionToken } from './mentions';
 import type { FromWebview, ServerFix, ToWebview } from './messages';
+import * as usage from './usage';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 
@@ -32,33 +33,29 @@ const vscode = acquireVsCodeApi();
 const post = (m: FromWebview) => vscode.postMessage(m);
 
 const log = byId<HTMLElement>('log');
-const modeSelect = byId<HTMLSelectElement>('mode');
-const phase = byId<HTMLButtonElement>('phase');
-const busy = byId<HTMLElement>('busy');
-const cancel = byId<HTMLButtonElement>('cancel');
-const historyButton = byId<HTMLButtonElement>('history');
 const planBox = byId<HTMLElement>('plan');
 const todosBox = byId<HTMLDetailsElement>('todos');
 const mcpBox = byId<HTMLDetailsElement>('mcp');
-const yoloBox = byId<HTMLElement>('yolo');
-const listBox = byId<HTMLElement>('conversations');
 const composer = byId<HTMLFormElement>('composer');
 const input = byId<HTMLTextAreaElement>('input');
 const sendButton = byId<HTMLButtonElement>('send');
 const starting = byId<HTMLElement>('starting');
 const serverBox = byId<HTMLElement>('server');
 const mentionList = byId<HTMLElement>('mentions');
-const usageBox = byId<HTMLElement>('usage');
-const usageTip = byId<HTMLElement>('usage-tip');
-const contextButton = byId<HTMLButtonElement>('context');
 
 let view: ViewState = initialView();
-/** whether the conversation list is shown (in place of the log) */
-let listOpen = false;
 /** rendered entries: id -> (signature of the entry it shows, element) */
 const rendered = new Map<string, { sig: string; el: HTMLElement }>();
 /** rendered turn blocks: key -> (signature of the header, block, the element its entries go in) */
 const blocks = new Map<string, { sig: string; el: HTMLElement; body: HTMLElement }>();
+
+const host: Host = { post, render: () => render() };
+const panels = {
+  header: header.mount(host, view),
+  usage: usage.mount(),
+  context: context.mount(host, view),
+  conversations: conversations.mount({ ...host, dispatch: (action: Action) => (view = reduce(view, action)) }),
+};
 
 /** A unified diff (or any text) with added/removed lines tinted. */
 function diffBlock(text: string): HTMLElement {
@@ -359,177 +356,6 @@ function alwaysRule(approvalId: string, rule: string): HTMLElement {
   return box;
 }
 
-function renderHeader() {
-  const slugs = view.modes.map((m) => m.slug);
-  if (view.mode && !slugs.includes(view.mode.slug)) slugs.push(view.mode.slug);
-  const sig = JSON.stringify([slugs, view.modes.map((m) => [m.name, m.description, m.groups])]);
-  if (modeSelect.dataset.sig !== sig) {
-    modeSelect.replaceChildren(
-      ...slugs.map((slug) => {
-        const info = view.modes.find((m) => m.slug === slug);
-        const o = el('option', undefined, info?.name ?? slug);
-        o.value = slug;
-        // what the mode may reach: its MCP servers and command rules
-        if (info) o.title = [info.description, modeRules(info)].filter(Boolean).join('\n');
-        return o;
-      }),
-    );
-    modeSelect.dataset.sig = sig;
-  }
-  if (view.mode) modeSelect.value = view.mode.slug;
-  const current = view.modes.find((m) => m.slug === view.mode?.slug);
-  modeSelect.title = current ? `Mode: ${current.name} (${modeRules(current)})` : 'Mode';
-  yoloBox.hidden = !view.yolo;
-  phase.textContent = view.phase ? view.phase.toUpperCase() : '';
-  phase.hidden = !view.phase;
-  phase.classList.toggle('plan', view.phase === 'plan');
-  phase.setAttribute('aria-label', view.phase ? `Phase: ${view.phase.toUpperCase()} MODE (click to switch)` : 'Phase');
-  busy.hidden = view.running.length === 0;
-  cancel.hidden = view.running.length === 0;
-  renderUsage();
-  renderContext();
-}
-
-/**
- * The current task's tokens and cost in the header; on hover (or focus) a tooltip with its tokens
- * by kind, the conversation's, and each mode and phase that made requests.
- */
-function renderUsage() {
-  const summary = usageSummary(view.usage, view.taskId, view.modes.map((m) => m.slug));
-  const task = [view.mode?.name, view.phase?.toUpperCase()].filter(Boolean).join(' · ');
-  const sig = JSON.stringify([summary, task, modeSelect.dataset.sig]);
-  if (usageBox.dataset.sig === sig) return;
-  usageBox.dataset.sig = sig;
-  usageBox.hidden = !summary;
-  if (!summary) {
-    usageTip.hidden = true;
-    return;
-  }
-  usageBox.classList.toggle('cost-unknown', !summary.parts.priced);
-  // in a narrow sidebar the cost alone (the tokens when it is unknown): see the CSS
-  const { count, unit, cost } = summary.parts;
-  usageBox.querySelector('.usage-text')!.replaceChildren(
-    el('span', 'usage-count', count),
-    el('span', 'usage-unit', ` ${unit}`),
-    el('span', 'usage-sep', ' · '),
-    el('span', 'usage-cost', cost),
-  );
-  usageBox.setAttribute('aria-label', `This task: ${summary.text}`);
-  const rows = el('table', 'usage-modes');
-  for (const r of summary.rows) {
-    const mode = el('th', undefined, `${modeName(view, r.mode)} · ${r.phase.toUpperCase()}`);
-    mode.scope = 'row';
-    rows.appendChild(el('tr', undefined, undefined, mode, el('td', undefined, r.text)));
-  }
-  usageTip.replaceChildren(
-    el('div', 'usage-tip-title', task ? `This task (${task})` : 'This task'),
-    el('div', 'usage-tip-task', summary.text),
-    el('div', 'usage-tip-kinds', summary.breakdown),
-    el('div', 'usage-tip-title', 'This conversation'),
-    el('div', 'usage-tip-total', summary.conversation),
-    el('div', 'usage-tip-title', 'By mode and phase'),
-    rows,
-  );
-}
-
-/**
- * The context bar: a meter of what the last request took of the model's context window, with a
- * mark where the server condenses by itself, and "used / window"; a click condenses now. While a
- * condense the user asked for runs, it says so and waits.
- */
-function renderContext() {
-  const context = view.context;
-  const condensing = condensingShown();
-  const sig = JSON.stringify([context, condensing]);
-  if (contextButton.dataset.sig === sig) return;
-  contextButton.dataset.sig = sig;
-  contextButton.hidden = !context;
-  if (!context) return;
-  const summary = contextSummary(context);
-  contextButton.classList.toggle('full', summary.full && !condensing);
-  contextButton.classList.toggle('condensing', condensing);
-  // the fill's width is the share used; while condensing the stylesheet moves it to and fro
-  contextButton.querySelector<HTMLElement>('.context-fill')!.style.width = condensing ? '' : `${summary.fill * 100}%`;
-  contextButton.querySelector<HTMLElement>('.context-mark')!.style.left = `${summary.mark * 100}%`;
-  // in a very narrow sidebar the used count alone: see the CSS
-  contextButton.querySelector('.context-text')!.replaceChildren(
-    ...(condensing
-      ? [el('span', 'context-used', 'condensing…')]
-      : [el('span', 'context-used', summary.parts.used), el('span', 'context-window', ` / ${summary.parts.window}`)]),
-  );
-  const label = condensing ? 'Condensing the conversation…' : summary.label;
-  contextButton.title = label;
-  contextButton.setAttribute('aria-label', label);
-  if (condensing) {
-    contextButton.setAttribute('aria-busy', 'true');
-    contextButton.setAttribute('aria-disabled', 'true');
-  } else {
-    contextButton.removeAttribute('aria-busy');
-    contextButton.removeAttribute('aria-disabled');
-  }
-}
-
-/** A condense of the conversation shown is under way: the bar waits. */
-function condensingShown(): boolean {
-  return view.condensing !== null && view.condensing === view.conversationId;
-}
-
-/** "5 min ago", "3 h ago", "yesterday", else the date. */
-function ago(iso: string, now = Date.now()): string {
-  const time = Date.parse(iso);
-  if (Number.isNaN(time)) return '';
-  const minutes = Math.floor((now - time) / 60_000);
-  if (minutes < 1) return 'just now';
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 24) return `${hours} h ago`;
-  const days = Math.floor(hours / 24);
-  if (days < 2) return 'yesterday';
-  if (days < 7) return `${days} days ago`;
-  return new Date(time).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
-}
-
-function conversationItem(c: ConversationSummary): HTMLElement {
-  const current = c.id === view.conversationId;
-  const meta = [
-    c.mode ? modeName(view, c.mode) : '',
-    ago(c.updatedAt),
-    c.messages === 1 ? '1 message' : `${c.messages} messages`,
-    current ? 'current' : '',
-  ];
-  const item = button('', 'conversation' + (current ? ' current' : ''), () => {
-    if (!current) post({ type: 'openConversation', conversationId: c.id });
-    showList(false);
-  });
-  item.append(el('span', 'conversation-title', c.title || 'Untitled'), el('span', 'conversation-meta', meta.filter(Boolean).join(' · ')));
-  if (current) item.setAttribute('aria-current', 'true');
-  return item;
-}
-
-function renderList() {
-  historyButton.setAttribute('aria-expanded', String(listOpen));
-  historyButton.classList.toggle('active', listOpen);
-  listBox.hidden = !listOpen;
-  const list = view.conversations;
-  const sig = JSON.stringify([listOpen, list, view.conversationId, modeSelect.dataset.sig]);
-  if (!listOpen || listBox.dataset.sig === sig) return;
-  listBox.dataset.sig = sig;
-  if (list === null) listBox.replaceChildren(el('div', 'empty', 'Loading…'));
-  else if (list.length === 0) listBox.replaceChildren(el('div', 'empty', 'No earlier conversations.'));
-  else listBox.replaceChildren(...list.map(conversationItem));
-}
-
-/** Opens the list (asking the extension for it afresh) or closes it. */
-function showList(open: boolean) {
-  listOpen = open;
-  if (open) {
-    view = reduce(view, { type: 'conversations', conversations: null });
-    post({ type: 'listConversations' });
-  }
-  render();
-  if (!open) historyButton.focus();
-}
-
 function renderServer() {
   const status = view.server.status;
   serverBox.hidden = status !== 'failed';
@@ -752,11 +578,14 @@ function plural(n: number, word: string): string {
 function render() {
   updateCompletion(); // the agents may have come, the server may have stopped
   const asked = planApprovals(view);
-  renderHeader();
+  const modes = header.modesSig(view);
+  header.render(panels.header, view, modes);
+  usage.render(panels.usage, view, modes);
+  context.render(panels.context, view);
   renderPlan(asked);
   renderTodos();
   renderMcp();
-  renderList();
+  conversations.render(panels.conversations, view, host, modes);
   renderServer();
   const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const keep = new Set<string>();
@@ -767,7 +596,7 @@ function render() {
   const entryElement = (e: Entry): HTMLElement => {
     keep.add(e.id);
     // mode names inside an entry depend on the mode list
-    const sig = JSON.stringify(e) + (e.type === 'mode' || e.type === 'approval' ? modeSelect.dataset.sig : '') + entryContext(e);
+    const sig = JSON.stringify(e) + (e.type === 'mode' || e.type === 'approval' ? modes : '') + entryContext(e);
     let r = rendered.get(e.id);
     if (!r || r.sig !== sig) {
       const node = renderEntry(e);
@@ -995,44 +824,8 @@ input.addEventListener('focus', () => {
   updateCompletion();
 });
 input.addEventListener('blur', () => showCompletion(null));
-modeSelect.addEventListener('change', () => {
-  if (view.mode && modeSelect.value !== view.mode.slug) post({ type: 'switchMode', slug: modeSelect.value });
-});
-cancel.addEventListener('click', () => post({ type: 'cancel' }));
-// the usage tooltip: shown while the pointer is on the usage or on the tooltip, or the usage has
-// the focus; Escape hides it
-const showUsageTip = (show: boolean) => {
-  usageTip.hidden = !show || usageBox.hidden;
-  if (!usageTip.hidden) usageTip.style.top = `${usageBox.getBoundingClientRect().bottom}px`; // no gap to cross
-};
-const leaveUsage = (ev: MouseEvent) => {
-  const to = ev.relatedTarget as Node | null;
-  if (!(to && (usageBox.contains(to) || usageTip.contains(to)))) showUsageTip(document.activeElement === usageBox);
-};
-usageBox.addEventListener('mouseenter', () => showUsageTip(true));
-usageBox.addEventListener('focus', () => showUsageTip(true));
-usageBox.addEventListener('blur', () => showUsageTip(false));
-usageBox.addEventListener('mouseleave', leaveUsage);
-usageTip.addEventListener('mouseleave', leaveUsage);
-document.addEventListener('keydown', (ev) => {
-  if (ev.key === 'Escape' && !usageTip.hidden) showUsageTip(false);
-});
-phase.addEventListener('click', () => post({ type: 'togglePhase' }));
-contextButton.addEventListener('click', () => {
-  if (!condensingShown()) post({ type: 'condense' });
-});
-byId<HTMLButtonElement>('new').addEventListener('click', () => post({ type: 'newConversation' }));
-historyButton.addEventListener('click', () => showList(!listOpen));
-document.addEventListener('keydown', (ev) => {
-  if (ev.key === 'Escape' && listOpen) {
-    ev.preventDefault();
-    showList(false);
-  }
-});
 serverBox.querySelectorAll<HTMLButtonElement>('button[data-fix]').forEach((b) =>
   b.addEventListener('click', () => post({ type: 'fixServer', fix: b.dataset.fix as ServerFix })),
 );
-document.querySelectorAll<HTMLElement>('[data-icon]').forEach((b) => b.appendChild(icon(b.dataset.icon!)));
-
 render();
 post({ type: 'ready' });
