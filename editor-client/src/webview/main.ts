@@ -1,6 +1,6 @@
 // The chat webview: renders the view state, posts what the user does. Every text is set with
 // textContent (never innerHTML); no inline handlers (the CSP allows only this nonce'd script).
-import type { CheckpointInfo, McpServerInfo } from '../protocol/generated';
+import type { CheckpointInfo } from '../protocol/generated';
 import {
   Action,
   Entry,
@@ -9,9 +9,6 @@ import {
   layout,
   modeName,
   planApprovals,
-  planBadge,
-  planShown,
-  planSteps,
   reduce,
   restoreNote,
   splitFeedback,
@@ -22,9 +19,13 @@ import * as context from './context';
 import * as conversations from './conversations';
 import { button, byId, el, Host, place } from './dom';
 import * as header from './header';
-import { Block, inlineCode, parseMarkdown, section } from './markdown';
+import * as mcp from './mcp';
 import { Candidate, candidates, insertMention, mentionAt, MentionToken } from './mentions';
-import type { FromWebview, ServerFix, ToWebview } from './messages';
+import type { FromWebview, ToWebview } from './messages';
+import * as plan from './plan';
+import { planDocument } from './plan';
+import * as server from './server';
+import * as todos from './todos';
 import * as usage from './usage';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -33,14 +34,8 @@ const vscode = acquireVsCodeApi();
 const post = (m: FromWebview) => vscode.postMessage(m);
 
 const log = byId<HTMLElement>('log');
-const planBox = byId<HTMLElement>('plan');
-const todosBox = byId<HTMLDetailsElement>('todos');
-const mcpBox = byId<HTMLDetailsElement>('mcp');
 const composer = byId<HTMLFormElement>('composer');
 const input = byId<HTMLTextAreaElement>('input');
-const sendButton = byId<HTMLButtonElement>('send');
-const starting = byId<HTMLElement>('starting');
-const serverBox = byId<HTMLElement>('server');
 const mentionList = byId<HTMLElement>('mentions');
 
 let view: ViewState = initialView();
@@ -55,6 +50,10 @@ const panels = {
   usage: usage.mount(),
   context: context.mount(host, view),
   conversations: conversations.mount({ ...host, dispatch: (action: Action) => (view = reduce(view, action)) }),
+  plan: plan.mount(),
+  todos: todos.mount(),
+  mcp: mcp.mount(view),
+  server: server.mount(host),
 };
 
 /** A unified diff (or any text) with added/removed lines tinted. */
@@ -356,225 +355,6 @@ function alwaysRule(approvalId: string, rule: string): HTMLElement {
   return box;
 }
 
-function renderServer() {
-  const status = view.server.status;
-  serverBox.hidden = status !== 'failed';
-  composer.hidden = status === 'failed';
-  starting.hidden = status !== 'starting';
-  sendButton.disabled = status !== 'running';
-  serverBox.querySelector('.server-error')!.textContent = view.server.error ?? '';
-}
-
-/** Inline code spans as <code>, the rest as text. */
-function inline(parent: HTMLElement, text: string): HTMLElement {
-  for (const part of inlineCode(text)) parent.appendChild(part.code ? el('code', undefined, part.text) : document.createTextNode(part.text));
-  return parent;
-}
-
-const BOX = { true: '☑', false: '☐', undefined: '•' } as const;
-
-function markdownBlocks(blocks: Block[]): HTMLElement {
-  const out = el('div', 'md');
-  for (const b of blocks) {
-    if (b.type === 'heading') out.appendChild(inline(el(b.level <= 1 ? 'h3' : b.level === 2 ? 'h4' : 'h5', undefined), b.text));
-    else if (b.type === 'code') out.appendChild(el('pre', 'md-code', b.text));
-    else if (b.type === 'paragraph') out.appendChild(inline(el('p', undefined), b.text));
-    else {
-      const item = el('div', `md-item depth-${Math.min(b.depth, 3)}` + (b.checked ? ' checked' : ''));
-      item.append(el('span', 'md-mark', BOX[String(b.checked) as keyof typeof BOX]), inline(el('span', 'md-text'), b.text));
-      out.appendChild(item);
-    }
-  }
-  return out;
-}
-
-/** The plan's markdown, folded under "Plan document"; its title and status line are the card's. */
-function planDocument(markdown: string, open: boolean): HTMLDetailsElement {
-  const blocks = parseMarkdown(markdown).filter(
-    (b) => !(b.type === 'heading' && b.level === 1) && !(b.type === 'paragraph' && b.text.startsWith('Status: ')),
-  );
-  const doc = el('details', 'plan-doc', undefined, el('summary', undefined, 'Plan document'), markdownBlocks(blocks));
-  doc.open = open;
-  return doc;
-}
-
-const STEP_MARK = { done: '✓', current: '▶', pending: '○' } as const;
-/** The user's last fold of the plan document, for the plan and state it was made in. */
-let docFold: { key: string; open: boolean } | null = null;
-
-/**
- * The plan card: goal, status badge, summary, the steps with their live status, how it ended,
- * the approval that asks about it (placed by render) or, when none is asked, Approve / Reject,
- * and the plan document.
- */
-function renderPlan(asked: Extract<Entry, { type: 'approval' }>[]) {
-  const plan = view.plan;
-  planBox.hidden = !plan || !planShown(view);
-  if (!plan || planBox.hidden) {
-    planBox.replaceChildren();
-    planBox.dataset.sig = '';
-    return;
-  }
-  const sig = JSON.stringify([plan, asked.map((a) => a.id)]);
-  if (planBox.dataset.sig === sig) return;
-  planBox.dataset.sig = sig;
-  const state = plan.ended ?? plan.state;
-  planBox.className = `card plan-card state-${state}`;
-  const parts: HTMLElement[] = [
-    el(
-      'div',
-      'plan-head',
-      undefined,
-      el('span', 'plan-label', 'Plan'),
-      el('span', 'plan-goal', plan.goal ?? ''),
-      el('span', `plan-badge ${state}`, planBadge(plan)),
-    ),
-  ];
-  if (plan.state === 'planning' && plan.scope?.length) parts.push(el('div', 'plan-scope', `Scope: ${plan.scope.join(', ')}`));
-  const summary = plan.plan?.summary;
-  if (typeof summary === 'string' && summary) parts.push(inline(el('div', 'plan-summary'), summary));
-  const steps = planSteps(plan);
-  if (steps.length) {
-    const list = el('ol', 'plan-steps');
-    for (const s of steps) {
-      const item = el('li', `step ${s.status}`, undefined, el('span', 'step-mark', STEP_MARK[s.status]));
-      item.dataset.step = s.id;
-      item.title = s.verification ? `Verification: ${s.verification}` : '';
-      item.appendChild(inline(el('span', 'step-text', `${s.id}. `), s.description));
-      item.appendChild(el('span', 'sr', ` (${s.status})`));
-      list.appendChild(item);
-    }
-    parts.push(list);
-  }
-  const outcome = plan.ended && plan.markdown ? section(parseMarkdown(plan.markdown), 'Outcome') : [];
-  if (outcome.length) parts.push(markdownBlocks(outcome));
-  parts.push(el('div', 'plan-approvals'));
-  if (plan.state === 'awaiting_approval' && asked.length === 0) parts.push(planDecision());
-  if (plan.markdown && !asked.some((a) => a.request.detail === plan.markdown)) {
-    const key = `${plan.planId ?? ''}:${plan.state}`;
-    const doc = planDocument(plan.markdown, docFold?.key === key ? docFold.open : plan.state === 'awaiting_approval');
-    doc.addEventListener('toggle', () => (docFold = { key, open: doc.open }));
-    parts.push(doc);
-  }
-  planBox.replaceChildren(...parts);
-}
-
-/** Approve / Reject for a plan waiting for approval when no question is asked (after a reload). */
-function planDecision(): HTMLElement {
-  const box = el('div', 'plan-decision');
-  const feedback = el('textarea', 'feedback');
-  feedback.rows = 2;
-  feedback.placeholder = 'Feedback (optional)';
-  feedback.setAttribute('aria-label', 'Feedback');
-  const decide = (decision: 'approve' | 'reject') => {
-    const text = feedback.value.trim();
-    box.querySelectorAll('button').forEach((b) => (b.disabled = true));
-    post({ type: 'planDecision', decision, ...(text ? { feedback: text } : {}) });
-  };
-  const buttons = el('div', 'buttons');
-  buttons.append(button('Approve', 'approve', () => decide('approve')), button('Reject', 'deny secondary', () => decide('reject')));
-  box.append(feedback, buttons);
-  return box;
-}
-
-const TODO_MARK = { completed: '✓', in_progress: '▶', pending: '○' } as const;
-
-/** The todo list: ✓ done (struck through), ▶ in progress (bold), ○ pending; folds like any details. */
-function renderTodos() {
-  const todos = view.todos;
-  todosBox.hidden = todos.length === 0;
-  const sig = JSON.stringify(todos);
-  if (todosBox.dataset.sig === sig) return;
-  todosBox.dataset.sig = sig;
-  const done = todos.filter((t) => t.status === 'completed').length;
-  todosBox.querySelector('.todos-count')!.textContent = `${done} of ${todos.length} done`;
-  todosBox.querySelector('.todo-list')!.replaceChildren(
-    ...todos.map((t) => {
-      const item = el('li', `todo ${t.status}`, undefined, el('span', 'todo-mark', TODO_MARK[t.status] ?? '○'));
-      item.appendChild(el('span', 'todo-text', t.content));
-      if (t.priority === 'high') item.appendChild(el('span', 'todo-priority', '!')).title = 'high priority';
-      item.appendChild(el('span', 'sr', ` (${t.status.replace('_', ' ')})`));
-      return item;
-    }),
-  );
-}
-
-/** The MCP servers whose tools the user unfolded, and those being restarted (until the next list). */
-const mcpUnfolded = new Set<string>();
-const mcpRestarting = new Set<string>();
-
-const MCP_STATE_LABEL: Record<McpServerInfo['state'], string> = {
-  connected: 'connected',
-  starting: 'starting…',
-  failed: 'failed',
-  disabled: 'disabled',
-};
-
-/**
- * The MCP section: each server with its state (and why, when it failed or is off), its tools
- * (folded: the count, unfolded: the names) and Restart. Hidden while no server is known (none
- * configured, or a server without MCP); it folds like any details, folded at first.
- */
-function renderMcp() {
-  const servers = view.mcp ?? [];
-  mcpBox.hidden = servers.length === 0;
-  const sig = JSON.stringify([servers, [...mcpRestarting]]);
-  if (mcpBox.dataset.sig === sig) return;
-  mcpBox.dataset.sig = sig;
-  const count = (state: McpServerInfo['state']) => servers.filter((s) => s.state === state).length;
-  const summary = [`${count('connected')} of ${servers.length} connected`];
-  if (count('failed')) summary.push(`${count('failed')} failed`);
-  mcpBox.querySelector('.mcp-count')!.textContent = summary.join(', ');
-  // a keyboard user who pressed Restart keeps the focus on that server's button
-  const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>('.mcp-server')?.dataset.server;
-  const list = mcpBox.querySelector('.mcp-list')!;
-  list.replaceChildren(...servers.map(mcpServer));
-  if (focused !== undefined) {
-    [...list.querySelectorAll<HTMLElement>('.mcp-server')].find((li) => li.dataset.server === focused)?.querySelector('button')?.focus();
-  }
-}
-
-function mcpServer(s: McpServerInfo): HTMLElement {
-  const item = el('li', `mcp-server state-${s.state}`);
-  item.dataset.server = s.name;
-  const restarting = mcpRestarting.has(s.name);
-  const restart = button(restarting ? 'Restarting…' : 'Restart', 'secondary small mcp-restart', () => {
-    if (mcpRestarting.has(s.name)) return;
-    mcpRestarting.add(s.name);
-    post({ type: 'mcpRestart', name: s.name });
-    renderMcp();
-  });
-  restart.setAttribute('aria-label', `${restarting ? 'Restarting' : 'Restart'} ${s.name}`);
-  if (restarting) restart.setAttribute('aria-disabled', 'true');
-  const name = el('span', 'mcp-name', s.name);
-  if (s.source) name.title = `Configured in ${s.source}`;
-  item.appendChild(el('div', 'mcp-head', undefined, name, el('span', `mcp-state ${s.state}`, MCP_STATE_LABEL[s.state] ?? s.state), restart));
-  if (s.error) item.appendChild(el('div', 'mcp-error', s.error));
-  const tools = s.tools ?? [];
-  const resources = s.resources ?? [];
-  if (tools.length || resources.length) {
-    const what = [plural(tools.length, 'tool'), ...(resources.length ? [plural(resources.length, 'resource')] : [])].join(', ');
-    const body = el('ul', 'mcp-tools-list');
-    for (const t of tools) {
-      body.appendChild(el('li', 'mcp-tool', undefined, el('code', 'mcp-tool-name', t.name), t.description ? el('span', 'mcp-tool-description', t.description) : null));
-    }
-    for (const r of resources) {
-      body.appendChild(el('li', 'mcp-resource', undefined, el('code', 'mcp-tool-name', r.uri), r.name ? el('span', 'mcp-tool-description', r.name) : null));
-    }
-    const details = el('details', 'mcp-tools', undefined, el('summary', undefined, what), body);
-    details.open = mcpUnfolded.has(s.name);
-    details.addEventListener('toggle', () => (details.open ? mcpUnfolded.add(s.name) : mcpUnfolded.delete(s.name)));
-    item.appendChild(details);
-  } else if (s.state === 'connected') {
-    item.appendChild(el('div', 'mcp-tools-none', 'no tools'));
-  }
-  return item;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
 function render() {
   updateCompletion(); // the agents may have come, the server may have stopped
   const asked = planApprovals(view);
@@ -582,11 +362,11 @@ function render() {
   header.render(panels.header, view, modes);
   usage.render(panels.usage, view, modes);
   context.render(panels.context, view);
-  renderPlan(asked);
-  renderTodos();
-  renderMcp();
+  plan.render(panels.plan, view, host, asked);
+  todos.render(panels.todos, view);
+  mcp.render(panels.mcp, view, host);
   conversations.render(panels.conversations, view, host, modes);
-  renderServer();
+  server.render(panels.server, view);
   const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const keep = new Set<string>();
   const keepBlocks = new Set<string>();
@@ -634,7 +414,7 @@ function render() {
     });
   }
   // The approvals about the plan sit in its card while they are asked.
-  const planSlot = planBox.querySelector('.plan-approvals');
+  const planSlot = plan.approvalsSlot(panels.plan);
   asked.forEach((a, i) => {
     const node = rendered.get(a.id)!.el;
     if (planSlot && planSlot.children[i] !== node) planSlot.insertBefore(node, planSlot.children[i] ?? null);
@@ -678,10 +458,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   if (m.type === 'snapshot') view = m.view;
   else if (m.type === 'action') view = reduce(view, m.action as Action);
   else return;
-  // a new list of the MCP servers ends the restarts asked for
-  if (m.type === 'snapshot' || m.action.type === 'mcp' || (m.action.type === 'update' && m.action.update.kind === 'mcp_changed')) {
-    mcpRestarting.clear();
-  }
+  mcp.received(panels.mcp, m);
   render();
 });
 
@@ -824,8 +601,5 @@ input.addEventListener('focus', () => {
   updateCompletion();
 });
 input.addEventListener('blur', () => showCompletion(null));
-serverBox.querySelectorAll<HTMLButtonElement>('button[data-fix]').forEach((b) =>
-  b.addEventListener('click', () => post({ type: 'fixServer', fix: b.dataset.fix as ServerFix })),
-);
 render();
 post({ type: 'ready' });
