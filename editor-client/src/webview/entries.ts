@@ -1,0 +1,72 @@
+// One log entry's element: a message, a note (turn end, mode or phase change, restore), a tool
+// call's card or an approval's card.
+import { Entry, modeName, restoreNote, ViewState } from '../protocol/view';
+import { renderApproval } from './approval';
+import { button, el, Host } from './dom';
+import { renderTool, Restores } from './tool';
+
+export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Restores): HTMLElement {
+  switch (e.type) {
+    case 'user':
+      return el('div', 'msg user', undefined, el('div', 'who', 'You'), el('div', 'text', e.text));
+    case 'assistant':
+      // in a turn's block the block names the agent
+      return el(
+        'div',
+        'msg assistant' + (e.streaming ? ' streaming' : ''),
+        undefined,
+        e.turnId ? null : el('div', 'who', e.agent ?? 'Modus'),
+        el('div', 'text', e.text),
+      );
+    case 'thinking':
+      return el('details', 'msg thinking', undefined, el('summary', undefined, 'Thinking'), el('div', 'text', e.text));
+    case 'system':
+      // mentions the server did not deliver: a line of the turn, not an alarm (the history lists
+      // them; a live message is known by its words)
+      if (e.mentionsRefused ? e.mentionsRefused.length > 0 : e.text.startsWith(REFUSED_MENTIONS)) return el('div', 'msg system mentions-refused', undefined, el('div', 'text', e.text));
+      return el('div', 'msg system', undefined, el('div', 'text', e.text));
+    case 'error':
+      return el('div', 'msg client-error', undefined, el('div', 'text', e.text));
+    case 'turn':
+      return el('div', 'note turn-' + e.outcome, turnNote(e.agent, e.outcome));
+    case 'mode': {
+      const text = `Mode: ${modeName(view, e.from)} → ${modeName(view, e.to)}` + (e.by === 'user' ? ' (by you)' : '');
+      return el('div', 'note mode-change', text, e.reason ? el('span', 'reason', ` — ${e.reason}`) : null);
+    }
+    case 'phase':
+      return el('div', 'note', `Phase: ${e.from.toUpperCase()} → ${e.to.toUpperCase()}`);
+    case 'tool':
+      return renderTool(e, view, host, restores);
+    case 'approval':
+      return renderApproval(e, view, host);
+    case 'restore':
+      return renderRestore(e, view, host);
+  }
+}
+
+/** A restore's muted note: what came back, and Undo restore (the files as they were before it). */
+function renderRestore(e: Extract<Entry, { type: 'restore' }>, view: ViewState, host: Host): HTMLElement {
+  const note = el('div', 'note restore-note', restoreNote(e));
+  note.setAttribute('role', 'status');
+  if (e.undo && !e.undone) {
+    // not while a turn runs (the server refuses it) or a restore is under way (the note is drawn
+    // again when either changes: see the log's entryContext)
+    const blocked = () => view.running.length > 0 || view.restoring !== null;
+    const undo = note.appendChild(button('Undo restore', 'link undo-restore', () => {
+      if (!blocked()) host.post({ type: 'undoRestore', entryId: e.id, checkpointId: e.undo! });
+    }));
+    undo.title = view.running.length > 0 ? 'Undo once the turn has ended' : 'Put the files back as they were just before this restore';
+    if (blocked()) undo.setAttribute('aria-disabled', 'true');
+  }
+  return note;
+}
+
+/** How the server's system message about refused mentions begins. */
+const REFUSED_MENTIONS = 'Mentions not delivered:';
+
+function turnNote(agent: string, outcome: string): string {
+  if (outcome === 'cancelled') return `${agent}: turn cancelled`;
+  if (outcome === 'failed') return `${agent}: turn failed`;
+  if (outcome === 'awaiting_user') return `${agent} is waiting for your answer`;
+  return `${agent}: ${outcome}`;
+}

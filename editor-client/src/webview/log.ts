@@ -1,0 +1,140 @@
+// The log: the entries in the order of the layout, a turn's entries in its block; an element is
+// drawn again only when its entry (or what it shows besides) changed. Approvals go in the card
+// of the call they gate, or in the plan's card; the log follows the bottom when it was there.
+import { Entry, gatedApprovals, layout, TurnBlock, ViewState } from '../protocol/view';
+import { byId, el, Host, place } from './dom';
+import { renderEntry } from './entries';
+import { checkpointOf, Restores } from './tool';
+
+export interface Log {
+  box: HTMLElement;
+  /** rendered entries: id -> (signature of the entry it shows, element) */
+  rendered: Map<string, { sig: string; el: HTMLElement }>;
+  /** rendered turn blocks: key -> (signature of the header, block, the element its entries go in) */
+  blocks: Map<string, { sig: string; el: HTMLElement; body: HTMLElement }>;
+  restores: Restores;
+}
+
+export function mount(): Log {
+  return { box: byId<HTMLElement>('log'), rendered: new Map(), blocks: new Map(), restores: { asks: new Map(), focusAfter: null } };
+}
+
+/**
+ * `asked`: the approvals about the plan, placed in `planSlot` (the plan card's, when it shows);
+ * `modes`: the mode list's signature (entries name modes).
+ */
+export function render(
+  log: Log,
+  view: ViewState,
+  host: Host,
+  asked: Extract<Entry, { type: 'approval' }>[],
+  planSlot: Element | null,
+  modes: string,
+) {
+  const { box, rendered, blocks, restores } = log;
+  const nearBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+  const keep = new Set<string>();
+  const keepBlocks = new Set<string>();
+  const gated = gatedApprovals(view);
+  const inside = new Set<Entry>([...[...gated.values()].flat(), ...asked]);
+  /** the entry's element, rendered again when the entry changed */
+  const entryElement = (e: Entry): HTMLElement => {
+    keep.add(e.id);
+    // mode names inside an entry depend on the mode list
+    const sig = JSON.stringify(e) + (e.type === 'mode' || e.type === 'approval' ? modes : '') + entryContext(view, restores, e);
+    let r = rendered.get(e.id);
+    if (!r || r.sig !== sig) {
+      const node = renderEntry(e, view, host, restores);
+      node.dataset.entry = e.id;
+      if (r) r.el.replaceWith(node);
+      r = { sig, el: node };
+      rendered.set(e.id, r);
+    }
+    return r.el;
+  };
+  // the entries in the order of the layout: a turn's entries in its block
+  let prev: Element | null = null;
+  for (const item of layout(view)) {
+    if (item.type === 'entry') {
+      const node = entryElement(item.entry);
+      if (!inside.has(item.entry)) prev = place(box, node, prev);
+      continue;
+    }
+    keepBlocks.add(item.key);
+    const block = renderTurn(blocks, item);
+    prev = place(box, block.el, prev);
+    let inner: Element | null = null;
+    for (const e of item.entries) {
+      const node = entryElement(e);
+      if (!inside.has(e)) inner = place(block.body, node, inner);
+    }
+  }
+  // An approval sits in the card of the call it gates; its element (and the feedback typed
+  // into it) outlives a new rendering of the card.
+  for (const [toolId, approvals] of gated) {
+    const slot = rendered.get(toolId)!.el.querySelector('.approvals')!;
+    approvals.forEach((a, i) => {
+      const node = rendered.get(a.id)!.el;
+      if (slot.children[i] !== node) slot.insertBefore(node, slot.children[i] ?? null);
+    });
+  }
+  // The approvals about the plan sit in its card while they are asked.
+  asked.forEach((a, i) => {
+    const node = rendered.get(a.id)!.el;
+    if (planSlot && planSlot.children[i] !== node) planSlot.insertBefore(node, planSlot.children[i] ?? null);
+  });
+  for (const [id, r] of rendered) {
+    if (!keep.has(id)) {
+      r.el.remove();
+      rendered.delete(id);
+    }
+  }
+  for (const [key, b] of blocks) {
+    if (!keepBlocks.has(key)) {
+      b.el.remove();
+      blocks.delete(key);
+    }
+  }
+  if (view.entries.length === 0 && !box.querySelector('.empty')) {
+    box.appendChild(el('div', 'empty', 'Ask Modus to do something. The current mode decides which tools it may use.'));
+  } else if (view.entries.length) {
+    box.querySelector('.empty')?.remove();
+  }
+  if (restores.focusAfter) {
+    rendered.get(restores.focusAfter.entry)?.el.querySelector<HTMLElement>(restores.focusAfter.selector)?.focus();
+    restores.focusAfter = null;
+  }
+  if (nearBottom) box.scrollTop = box.scrollHeight;
+}
+
+/** What an entry's element shows besides the entry: a card's checkpoint and restore state, a note's Undo. */
+function entryContext(view: ViewState, restores: Restores, e: Entry): string {
+  if (e.type === 'tool') {
+    const checkpoint = checkpointOf(view, e);
+    return checkpoint ? JSON.stringify([checkpoint.id, view.running.length > 0, view.restoring, restores.asks.get(e.id) ?? null]) : '';
+  }
+  return e.type === 'restore' ? JSON.stringify([view.restoring, view.running.length > 0]) : '';
+}
+
+/** A turn's block: the agent's name and who woke it, then what the turn showed (placed by render). */
+function renderTurn(blocks: Log['blocks'], b: TurnBlock): { sig: string; el: HTMLElement; body: HTMLElement } {
+  const sig = JSON.stringify([b.agent, b.wokenBy ?? null]);
+  let r = blocks.get(b.key);
+  if (!r) {
+    const body = el('div', 'turn-body');
+    r = { sig: '', el: el('div', 'turn', undefined, el('div', 'turn-head'), body), body };
+    r.el.dataset.turn = b.turnId;
+    r.el.setAttribute('role', 'group');
+    blocks.set(b.key, r);
+  }
+  if (r.sig !== sig) {
+    r.sig = sig;
+    r.el.dataset.agent = b.agent;
+    r.el.setAttribute('aria-label', b.wokenBy ? `${b.agent}, woken by ${b.wokenBy}` : b.agent);
+    r.el.querySelector('.turn-head')!.replaceChildren(
+      el('span', 'turn-agent', b.agent),
+      ...(b.wokenBy ? [el('span', 'woken-by', `woken by ${b.wokenBy}`)] : []),
+    );
+  }
+  return r;
+}
