@@ -217,6 +217,7 @@ class ModusAgent:
         opened = self._session(session_id)
         await opened.session.refresh()
         self._switch(opened, mode_id)
+        await opened.host.outbox.flush()  # the mode's update before the answer
         return acp.SetSessionModeResponse()
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool, **kwargs: Any) -> acp.SetSessionConfigOptionResponse:
@@ -230,6 +231,7 @@ class ModusAgent:
             opened.session.set_phase(str(value), by="user", conversation_id=session_id)
         else:
             raise invalid(f"configId: unknown option {config_id!r} (Modus has {tr.MODE_OPTION!r} and {tr.PHASE_OPTION!r})")
+        await opened.host.outbox.flush()  # the option's update before the answer
         return acp.SetSessionConfigOptionResponse(config_options=opened.host.config_options())
 
     @staticmethod

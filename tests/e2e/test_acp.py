@@ -230,6 +230,10 @@ async def test_set_mode_is_the_users_switch_and_the_models_switch_mode_is_report
 
     answer = await asyncio.wait_for(editor.conn.set_config_option(config_id="mode", session_id=sid, value="debug"), TIMEOUT)
     assert [o.current_value for o in answer.config_options] == ["debug", "act"]
+    # the option's update came before the answer (a client shows the change in the order it happened)
+    assert editor.client.of(sid, "config_option_update")[-1].config_options[0].current_value == "debug"
+    await asyncio.wait_for(editor.conn.set_session_mode(session_id=sid, mode_id="code"), TIMEOUT)
+    assert editor.client.of(sid, "current_mode_update")[-1].current_mode_id == "code"
 
 
 # ================================================================ PLAN and ACT, plans, todos
