@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import call_tool, chat, make_session, running
+from protocol import ChatSendParams
 from server.prompt.rules import FrontMatter, globs, load_rules
+from server.providers.scripted import ScriptedModel
 
 
 def put(root: Path, rel: str, text: str) -> Path:
@@ -220,3 +223,132 @@ def test_global_rules_change_and_global_files_are_watched(tmp_path):
     assert [r.is_global for r in rules.files] == [True]
     put(tmp_path / "ws", ".cursorrules", "Cursor.")
     assert rules.changed()
+
+
+# ---------------------------------------------------------------- conversations: touched files wake rules
+
+
+def prompts(monkeypatch) -> list[str]:
+    """The system prompt of each model request from now on."""
+    seen: list[str] = []
+    complete = ScriptedModel.complete
+
+    async def recording(self, request, *args, **kwargs):
+        seen.append(request.system)
+        return await complete(self, request, *args, **kwargs)
+
+    monkeypatch.setattr(ScriptedModel, "complete", recording)
+    return seen
+
+
+def read(path: str) -> dict:
+    return {"name": "read_file", "arguments": {"path": path}}
+
+
+async def test_a_conditional_rule_applies_after_a_read_from_the_next_request_on(tmp_path, monkeypatch):
+    put(tmp_path, ".clinerules/py.md", "---\npaths: ['src/**/*.py']\n---\nPython rule.")
+    put(tmp_path, "src/pkg/a.py", "x = 1\n")
+    put(tmp_path, "README.md", "hi\n")
+    seen = prompts(monkeypatch)
+    turns = [{"toolCalls": [read("README.md")]}, {"toolCalls": [read("src/pkg/a.py")]}, {"text": "Done."}, {"text": "Again."}]
+    async with running(tmp_path, turns) as session:
+        assert await chat(session, "go") == "completed"
+        assert [("Python rule." in s) for s in seen] == [False, False, True]
+        assert await chat(session, "more") == "completed"
+        assert "Python rule." in seen[-1]  # and from then on
+        assert "Python rule." in session.prompt(protocol_prompt()).text
+        first = session.conversation_id
+        session.open(None)  # another conversation touched nothing
+        assert "Python rule." not in session.prompt(protocol_prompt()).text
+        assert "Python rule." not in session.task_for("modus").prompt.text
+    # a restarted server knows what the conversation touched
+    session = make_session(tmp_path)
+    try:
+        async with session.running():
+            assert session.conversation_id != first
+            session.open(first)
+            assert "Python rule." in session.prompt(protocol_prompt()).text
+    finally:
+        session.close()
+
+
+def protocol_prompt():
+    from protocol import PromptGetParams
+
+    return PromptGetParams()
+
+
+async def test_a_failed_call_touches_nothing_and_a_write_does(tmp_path):
+    put(tmp_path, ".modus/rules/docs.md", "---\npaths: docs/**\n---\nDocs rule.")
+    async with running(tmp_path, yolo=True) as session:
+        failed = await call_tool(session, "read_file", path="docs/missing.md")
+        assert failed.error is not None and failed.touched == ()
+        assert "Docs rule." not in session.prompt(protocol_prompt()).text
+        written = await call_tool(session, "write_to_file", path="docs/new.md", content="x\n")
+        assert written.error is None and written.touched == ("docs/new.md",)
+
+
+async def test_mentions_and_a_code_actions_selection_touch_files(tmp_path):
+    put(tmp_path, ".modus/rules/a.md", "---\npaths: [lib/**]\n---\nLib rule.")
+    put(tmp_path, ".modus/rules/b.md", "---\npaths: [web/**]\n---\nWeb rule.")
+    put(tmp_path, ".modus/rules/c.md", "---\npaths: [app/**]\n---\nApp rule.")
+    put(tmp_path, "lib/x.py", "")
+    put(tmp_path, "web/index.html", "")
+    put(tmp_path, "app/main.go", "")
+    async with running(tmp_path, [{"text": "ok"}] * 3) as session:
+        await session.send(ChatSendParams(text="Look at @nosuch/file.py and mail sam@lib/x.py"))
+        await session.idle(session.conversation_id)
+        assert "Lib rule." not in session.prompt(protocol_prompt()).text
+        await session.send(ChatSendParams(text="Look at @/lib/x.py, please."))
+        await session.idle(session.conversation_id)
+        assert "Lib rule." in session.prompt(protocol_prompt()).text
+        await session.send(ChatSendParams(text=f"And @{tmp_path}/web/index.html"))  # ACP's attachments: absolute
+        await session.idle(session.conversation_id)
+        assert "Web rule." in session.prompt(protocol_prompt()).text
+        await session.start_in_mode("ask", "Explain this code.\n\nFile: app/main.go, lines 1-1:\n1 | ", ("app/main.go",))
+        await session.idle(session.conversation_id)
+        assert "App rule." in session.prompt(protocol_prompt()).text
+
+
+async def test_a_cut_conversation_forgets_the_touches_it_cut(tmp_path):
+    put(tmp_path, ".modus/rules/a.md", "---\npaths: [lib/**]\n---\nLib rule.")
+    put(tmp_path, "lib/x.py", "")
+    async with running(tmp_path, [{"text": "ok"}] * 2) as session:
+        await chat(session, "hello")
+        seq = session.store.last_seq(session.conversation_id)
+        await chat(session, "now @lib/x.py")
+        assert "Lib rule." in session.task_for("modus").prompt.text
+        session.cut_conversation(session.conversation_id, seq)
+        assert "Lib rule." not in session.task_for("modus").prompt.text
+
+
+async def test_a_subtasks_touches_count_for_its_conversation(tmp_path):
+    put(tmp_path, ".modus/rules/a.md", "---\npaths: [lib/**]\n---\nLib rule.")
+    put(tmp_path, "lib/x.py", "")
+    turns = [
+        {"toolCalls": [{"name": "new_task", "arguments": {"mode": "ask", "message": "read it"}}]},
+        {"toolCalls": [read("lib/x.py")]},
+        {"toolCalls": [{"name": "attempt_completion", "arguments": {"result": "read"}}]},
+        {"toolCalls": [{"name": "attempt_completion", "arguments": {"result": "done"}}]},
+    ]
+    async with running(tmp_path, turns, autoApprove={"subtasks": True, "read": True, "modeSwitch": True}) as session:
+        assert await chat(session, "go") == "completed"
+        assert "Lib rule." in session.task_for("modus").prompt.text
+        cid = session.conversation_id
+    session = make_session(tmp_path)
+    try:
+        async with session.running():
+            session.open(cid)
+            assert "Lib rule." in session.task_for("modus").prompt.text
+    finally:
+        session.close()
+
+
+async def test_rules_disabled_in_a_session(tmp_path):
+    put(tmp_path, "AGENTS.md", "Agents.")
+    async with running(tmp_path, rulesDisabled=["AGENTS.md"]) as session:
+        assert "Agents." not in session.task_for("modus").prompt.text
+        from protocol import Settings
+
+        session.update_settings(Settings.model_validate({"modeSwitchDelayMs": 0}))
+        assert "Agents." in session.task_for("modus").prompt.text
