@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from helpers import call_tool, chat, make_session, running
-from protocol import ChatSendParams
+from memory_host import MemoryHost
+from protocol import ChatSendParams, RulesListParams
 from server.prompt.rules import FrontMatter, globs, load_rules
+from server.providers import ToolCallRequest
 from server.providers.scripted import ScriptedModel
 
 
@@ -257,10 +259,15 @@ async def test_a_conditional_rule_applies_after_a_read_from_the_next_request_on(
         assert await chat(session, "more") == "completed"
         assert "Python rule." in seen[-1]  # and from then on
         assert "Python rule." in session.prompt(protocol_prompt()).text
+        listed = (await session.rules_list(RulesListParams())).rules
+        assert [(r.path, r.scope, r.paths, r.active) for r in listed] == [(".clinerules/py.md", "paths", ["src/**/*.py"], True)]
+        assert listed[0].tokens == 3
         first = session.conversation_id
         session.open(None)  # another conversation touched nothing
         assert "Python rule." not in session.prompt(protocol_prompt()).text
         assert "Python rule." not in session.task_for("modus").prompt.text
+        assert not (await session.rules_list(RulesListParams())).rules[0].active
+        assert (await session.rules_list(RulesListParams(conversation_id=first))).rules[0].active
     # a restarted server knows what the conversation touched
     session = make_session(tmp_path)
     try:
@@ -344,11 +351,26 @@ async def test_a_subtasks_touches_count_for_its_conversation(tmp_path):
         session.close()
 
 
-async def test_rules_disabled_in_a_session(tmp_path):
+async def test_rules_list_and_rules_disabled_in_a_session(tmp_path):
     put(tmp_path, "AGENTS.md", "Agents.")
-    async with running(tmp_path, rulesDisabled=["AGENTS.md"]) as session:
+    put(tmp_path, ".roo/rules-ask/a.md", "Ask only.")
+    put(tmp_path, ".cursor/rules/x.mdc", "---\nglobs: ['x/**']\n---\nX.")
+    host = MemoryHost()
+    async with running(tmp_path, host=host, rulesDisabled=["AGENTS.md"]) as session:
+        listed = [r.wire() for r in (await session.rules_list(RulesListParams())).rules]
+        assert listed == [
+            {"path": "AGENTS.md", "format": "agents", "scope": "always", "active": False, "tokens": 2},
+            {"path": ".roo/rules-ask/a.md", "format": "roo", "scope": "mode", "modes": ["ask"], "active": False, "tokens": 3},
+            {"path": ".cursor/rules/x.mdc", "format": "cursor", "scope": "paths", "paths": ["x/**"], "active": False, "tokens": 2},
+        ]
         assert "Agents." not in session.task_for("modus").prompt.text
+        session.switch_mode("ask", by="user")
+        assert [r.active for r in (await session.rules_list(RulesListParams())).rules] == [False, True, False]
         from protocol import Settings
 
         session.update_settings(Settings.model_validate({"modeSwitchDelayMs": 0}))
         assert "Agents." in session.task_for("modus").prompt.text
+        with pytest.raises(Exception, match="agent: unknown agent: nobody"):
+            await session.rules_list(RulesListParams(agent="nobody"))
+        with pytest.raises(Exception, match="conversationId: unknown conversation: conv-nosuch"):
+            await session.rules_list(RulesListParams(conversation_id="conv-nosuch"))
