@@ -51,6 +51,13 @@ class TodosGetParams(Input):
     agent: Opt[str] = None
 
 
+class RulesListParams(Input):
+    """`{conversationId?, agent?}`: by default the current conversation and its responder."""
+
+    conversation_id: Opt[str] = None
+    agent: Opt[str] = None
+
+
 
 # ---------------------------------------------------------------- results
 
@@ -164,6 +171,23 @@ class TodosGetResult(Wire):
     todos: list[Todo]
     ansi: str
     html: str
+
+
+class RuleInfo(Wire):
+    """A rule file: `path` workspace-relative (absolute for a global one); `active`: in the
+    prompt of the agent's mode in the conversation now; `tokens`: its text's."""
+
+    path: str
+    format: Literal["agents", "claude", "cline", "roo", "cursor", "copilot", "modus"]
+    scope: Literal["always", "mode", "paths"]
+    modes: Opt[list[str]] = None
+    paths: Opt[list[str]] = None
+    active: bool
+    tokens: int
+
+
+class RulesListResult(Wire):
+    rules: list[RuleInfo]
 
 
 # ---------------------------------------------------------------- server -> client: modus/update

@@ -25,6 +25,7 @@ from .names import (
     PLAN_APPROVE,
     PLAN_REJECT,
     PROMPT_GET,
+    RULES_LIST,
     STATE,
     TODOS_GET,
 )
@@ -70,4 +71,5 @@ REQUESTS: dict[str, Request] = {
     CHECKPOINTS_DIFF: Request("CheckpointParams", "CheckpointsDiffResult"),
     CHECKPOINTS_RESTORE: Request("CheckpointsRestoreParams", "CheckpointsRestoreResult"),
     MCP_LIST: Request("EmptyParams", "McpListResult"),
+    RULES_LIST: Request("RulesListParams", "RulesListResult"),
 }

@@ -236,6 +236,9 @@ class Settings(Input):
     #: condense the conversation before a request would take more than this share (%) of the
     #: model's context window
     condense_threshold: int = Field(default=80, ge=10, le=100)
+    #: globs of the rule files left out of the prompt (workspace-relative paths; a global
+    #: rule's is absolute)
+    rules_disabled: list[str] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- requests, client -> server

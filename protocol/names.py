@@ -24,6 +24,7 @@ CHAT_CONDENSE = "modus/chat/condense"
 CHECKPOINTS_LIST = "modus/checkpoints/list"
 CHECKPOINTS_DIFF = "modus/checkpoints/diff"
 CHECKPOINTS_RESTORE = "modus/checkpoints/restore"
+RULES_LIST = "modus/rules/list"
 
 # server -> client
 UPDATE = "modus/update"

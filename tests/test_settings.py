@@ -122,7 +122,7 @@ DECIDES_NOTHING = {
     "models.modes.*.pricing.output", "models.modes.*.pricing.cacheRead", "models.modes.*.pricing.cacheWrite",
     "agents.*.name", "agents.*.topLevel", "agents.*.instructions", "agents.*.mode", "members.*.handle", "members.*.name",
     "modeSwitchDelayMs", "commandTimeoutSeconds", "modelFirstByteTimeoutSeconds", "modelIdleTimeoutSeconds", "maxRetries",
-    "maxRetryWaitSeconds", "maxConsecutiveMistakes", "checkpoints", "condenseThreshold",
+    "maxRetryWaitSeconds", "maxConsecutiveMistakes", "checkpoints", "condenseThreshold", "rulesDisabled",
 }
 DECIDES_WHAT_RUNS = {
     "models.default.baseUrl", "models.default.apiKeyEnv", "models.modes.*.baseUrl", "models.modes.*.apiKeyEnv",

@@ -61,7 +61,10 @@ class Configuration:
         self.generation = 0
         #: the client's settings; `settings` is what applies: these over the settings files
         self.client_settings = settings
-        self.layers = LayeredSettings(workspace.root, (global_modes or global_modes_path()).parent)
+        config_dir = (global_modes or global_modes_path()).parent
+        self.layers = LayeredSettings(workspace.root, config_dir)
+        #: the user's own rules, for every workspace
+        self.global_rules = config_dir / "rules"
         self.told: set[str] = set()
         self.layers.load()  # a few small files, read before the store opens: stateDir may come from them
         self.settings = self.effective_settings()
@@ -135,7 +138,7 @@ class Configuration:
 
     async def read_rules(self) -> None:
         try:
-            rules = await off_loop(load_rules, self.workspace.root)
+            rules = await off_loop(load_rules, self.workspace.root, self.global_rules)
         except Refused as exc:
             rules = Rules(skipped=(f"rules: {exc}",))
         news = set(rules.skipped) - set(self.rules.skipped)

@@ -1,5 +1,6 @@
-"""Conversations: the current one, the ids a client may choose, the list's rows, their history,
-a restore's cut, who answers a message, and the turns a crash left open."""
+"""Conversations: the current one, the ids a client may choose, the list's rows, their history
+and the files they touched, a restore's cut, who answers a message, and the turns a crash left
+open."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..state import StoredMessage
 from ..state.store import ConversationRow, iso_utc, new_id
 from ..workspace import clip
 from .history import Histories, tool_result
+from .touched import TouchedFiles
 
 if TYPE_CHECKING:
     from protocol import AgentConfig
@@ -75,6 +77,7 @@ class Conversations:
         self.store = store
         self.host = host
         self.histories = Histories(store)
+        self.touched = TouchedFiles(store)
         self.current = store.get_meta("conversation") or ""
         if not self.current:
             self.make_current(new_id("conv-"))
@@ -97,6 +100,7 @@ class Conversations:
         """Every message is written here: to the store, and to the history the model reads."""
         self.store.add_message(message)
         self.histories.written(message)
+        self.touched.written(message)
         return message
 
     def responder(self, cid: str, agents: list[AgentConfig]) -> str:
@@ -138,6 +142,7 @@ class Conversations:
         store), the histories read again, the calls the cut came before given a result."""
         self.store.cut_after(cid, seq)
         self.histories.forget(cid)
+        self.touched.forget(cid)
         for call in self.store.unanswered_calls(cid):
             result = tool_result(call.get("id"), call.get("name"), "Restored")
             self.add_message(StoredMessage(new_id("msg-"), cid, "tool", NOT_RUN_RESTORED, None, result))

@@ -5,7 +5,7 @@ the code actions' requests that start a turn come in here too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import protocol
 
@@ -21,6 +21,7 @@ from .conversations import Conversations
 from .runtimes import Runtimes
 from .switcher import Switcher
 from .task import Task
+from .touched import KEY as TOUCHED, mentioned_files
 
 if TYPE_CHECKING:
     from protocol import ChatSendParams, ChatSendResult
@@ -49,7 +50,9 @@ class Intake:
     def responder(self, cid: str) -> str:
         return self.conversations.responder(cid, self.config.agents)
 
-    async def send(self, params: ChatSendParams) -> ChatSendResult:
+    async def send(self, params: ChatSendParams, files: Sequence[str] = ()) -> ChatSendResult:
+        """`files`: what the message is about besides the files it mentions (a code action's
+        selection's): touched by the conversation (agent/touched.py)."""
         text = params.text
         if not text.strip():
             raise BadRequest("text: must not be empty")
@@ -67,7 +70,10 @@ class Intake:
         # a plan_mode_respond that waits for this answer (asked in PLAN: ACT now means the user switched)
         self.answer_waiting_call(cid, PLAN_REPLY_FOLLOWS if self.switcher.phase == "plan" else f"{PLAN_SWITCHED_TO_ACT} {PLAN_REPLY_FOLLOWS}")
         mentions = [protocol.Mention(raw=m.raw, kind=m.kind, name=m.name) for m in composed.mentions]
-        extra = {"typed": text, "mentions": [m.wire() for m in mentions]} if mentions else {}
+        extra: dict = {"typed": text, "mentions": [m.wire() for m in mentions]} if mentions else {}
+        touched = list(dict.fromkeys([*files, *mentioned_files(text, self.config.workspace)]))
+        if touched:
+            extra[TOUCHED] = touched
         lead = targets[0] if targets else self.responder(cid)
         message = self.add_user_message(cid, composed.text if targets else text, self.switcher.task_for(lead), **extra)
         self.config.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=text))
@@ -116,14 +122,15 @@ class Intake:
             f"Plan a change here: {goal}\n\n{quoted.text}\n\nPlan mode is on, scoped to {quoted.rel}: explore it "
             "with read-only tools, then present the plan with plan_exit."
         )
-        await self.send(protocol.ChatSendParams(text=text))
+        await self.send(protocol.ChatSendParams(text=text), files=[quoted.rel])
 
-    async def start_in_mode(self, mode: str, text: str) -> None:
-        """A code action's turn: the user's switch to `mode`, then `text` in the current conversation."""
+    async def start_in_mode(self, mode: str, text: str, files: Sequence[str] = ()) -> None:
+        """A code action's turn: the user's switch to `mode`, then `text` in the current
+        conversation; `files`: those of the selection it sends."""
         if self.config.modes.get(mode) is None:
             raise BadRequest(f"mode: Invalid mode: {mode}")
         self.switcher.switch_mode(mode, by="user")
-        await self.send(protocol.ChatSendParams(text=text))
+        await self.send(protocol.ChatSendParams(text=text), files=files)
 
     def environment(self, mode: Mode, phase: str, agent: str) -> str:
         """environment_details for the agent's next user message: its plan and its todos too."""

@@ -25,6 +25,7 @@ from ..state.store import new_id
 from ..tools import TOOLS, ToolContext, run_tool
 from . import context
 from .history import tool_result
+from .touched import KEY as TOUCHED
 from ..agents.summons import Summons, mentioned
 from .task import Task
 
@@ -253,7 +254,7 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     if outcome.result_later and turn.history_id == turn.conversation_id:
         turn.open_calls.remove(call)  # its result is written with the user's answer (Session.answer_waiting_call)
     else:
-        _record_result(turn, call, outcome.text, error_type=outcome.error.type if outcome.error else None)
+        _record_result(turn, call, outcome.text, error_type=outcome.error.type if outcome.error else None, touched=outcome.touched)
     if outcome.error is None:
         turn.publish(ToolCallUpdate, status="completed", result=outcome.text, **base)
     else:
@@ -262,8 +263,9 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     return outcome
 
 
-def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error_type: str | None) -> None:
-    turn.record("tool", text, **tool_result(call.id, call.name, error_type))
+def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error_type: str | None, touched: tuple[str, ...] = ()) -> None:
+    """The call's result, with the files it touched (agent/touched.py: they wake conditional rules)."""
+    turn.record("tool", text, **tool_result(call.id, call.name, error_type), **({TOUCHED: list(touched)} if touched else {}))
     if call in turn.open_calls:
         turn.open_calls.remove(call)
 

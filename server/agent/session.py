@@ -3,6 +3,7 @@
     Configuration  the settings that apply, trust, modes, rules, the roster, MCP; refresh
     Conversations  the current one, history, restore's cut, recovery after a crash
     Switcher       each agent's task: mode and phase switches
+    RuleBook       the rules a conversation's prompt tells (its touched files: Conversations)
     Runtimes       the turns under way: task groups, wakes, cancel, idle
     Intake         a user's message → a stored message with its environment → wakes
     Planner, TodoList, UsageBook, Subtasks, Checkpoints, FileLocks
@@ -33,6 +34,7 @@ from .configuration import TURN_MODULES, Configuration
 from .conversations import Conversations
 from .intake import Intake
 from .locks import FileLocks
+from .rulebook import RuleBook
 from .runtimes import Runtimes
 from .subtasks import Subtasks
 from .switcher import Switcher
@@ -41,7 +43,7 @@ from .usage import UsageBook
 from . import views
 
 if TYPE_CHECKING:
-    from protocol import AgentsListResult, ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult
+    from protocol import AgentsListResult, ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult, RulesListParams, RulesListResult
 
     from ..agents import WakePolicy
     from ..agents.summons import Summons
@@ -79,7 +81,8 @@ class Session:
             host.show_message("warning", self.store.recovered.message())
         self.conversations = Conversations(self.store, host)
         self.histories = self.conversations.histories
-        self.switcher = Switcher(self.config, self.store, host, lambda: self.conversation_id, self.responder)
+        self.rulebook = RuleBook(self.config, self.conversations.touched, self.store, lambda: self.conversation_id, self.responder, self.mode_of)
+        self.switcher = Switcher(self.config, self.store, host, lambda: self.conversation_id, self.responder, self.rulebook.applying)
         self.runtimes = Runtimes(self.run_turn)
         self.todo_list = TodoList(self.store, host)
         self.intake = Intake(self.config, self.conversations, self.switcher, self.runtimes, lambda: self.planner, self.todo_list)
@@ -203,6 +206,9 @@ class Session:
     def prompt(self, params: PromptGetParams) -> PromptGetResult:
         return self.switcher.prompt(params, self.intake.environment)
 
+    async def rules_list(self, params: RulesListParams) -> RulesListResult:
+        return await self.rulebook.listed(params)
+
     def list_agents(self) -> AgentsListResult:
         return views.agents(self.config, self.mode_of)
 
@@ -227,8 +233,8 @@ class Session:
         await self.intake.plan_selection(quoted, goal)
         return self.state()
 
-    async def start_in_mode(self, mode: str, text: str) -> State:
-        await self.intake.start_in_mode(mode, text)
+    async def start_in_mode(self, mode: str, text: str, files: tuple[str, ...] = ()) -> State:
+        await self.intake.start_in_mode(mode, text, files)
         return self.state()
 
     def cancel(self, conversation_id: str) -> bool:

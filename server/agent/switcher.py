@@ -16,7 +16,7 @@ import protocol
 from ..errors import BadRequest
 from ..host import Host
 from ..modes import DEFAULT_MODE, Mode
-from ..prompt import PromptContext, build_prompt
+from ..prompt import PromptContext, RuleFile, build_prompt
 from ..providers import ModelLimits, ScriptCursor
 from ..state import StateStore
 from .configuration import Configuration
@@ -27,11 +27,14 @@ if TYPE_CHECKING:
 
 #: The agent who answers in a conversation (Conversations.responder over the roster).
 Responder = Callable[[str], str]
+#: The rules of a mode's prompt in a conversation (RuleBook.applying).
+RulesOf = Callable[[str, str], tuple[RuleFile, ...]]
 
 
 class Switcher:
-    def __init__(self, config: Configuration, store: StateStore, host: Host, current: Callable[[], str], responder: Responder):
+    def __init__(self, config: Configuration, store: StateStore, host: Host, current: Callable[[], str], responder: Responder, rules: RulesOf):
         self.config = config
+        self.rules = rules
         self.store = store
         self.host = host
         self.current = current
@@ -64,15 +67,23 @@ class Switcher:
         return self.config.modes.get_or_default(slug)
 
     def task_for(self, agent: str, conversation_id: str | None = None) -> Task:
-        """The agent's current task; rebuilt when the mode, phase, mode file, rules or settings
-        changed. `conversation_id`: where it is used (a turn's; by default the current one)."""
+        """The agent's current task; rebuilt when the mode, phase, mode file or settings changed,
+        or the rules that apply in the conversation (a file touched, another conversation).
+        `conversation_id`: where it is used (a turn's; by default the current one)."""
         mode = self.mode_of(agent)
         task = self.tasks.get(agent)
-        if task and task.mode is mode and task.phase == self.phase and task.generation == self.config.generation:
+        cid = conversation_id or self.current()
+        if (
+            task
+            and task.mode is mode
+            and task.phase == self.phase
+            and task.generation == self.config.generation
+            and task.context.rules == self.rules(mode.slug, cid)
+        ):
             return task
-        return self.build(agent, mode, task, conversation_id or self.current())
+        return self.build(agent, mode, task, cid)
 
-    def prompt_context(self, mode: Mode, phase: str, agent: str) -> PromptContext:
+    def prompt_context(self, mode: Mode, phase: str, agent: str, conversation_id: str | None = None) -> PromptContext:
         config, settings = self.config.agent(agent), self.config.settings
         tools = enabled_tools(mode, phase, settings.yolo, handoffs=len(self.config.agents) > 1)
         return PromptContext(
@@ -87,13 +98,13 @@ class Switcher:
             agent=agent,
             agent_instructions=config.instructions if config else None,
             roster=self.config.roster(),
-            rules=self.config.rules.for_mode(mode.slug),
+            rules=self.rules(mode.slug, conversation_id or self.current()),
         )
 
     def build(self, agent: str, mode: Mode, replaces: Task | None, conversation_id: str) -> Task:
         config = self.config.agent(agent)
         task = build_task(
-            context=self.prompt_context(mode, self.phase, agent),
+            context=self.prompt_context(mode, self.phase, agent, conversation_id),
             agent_model=config.model if config else None,
             models=self.config.settings.models,
             cursor=self.cursors.setdefault(agent, ScriptCursor()),
@@ -155,14 +166,15 @@ class Switcher:
             await anyio.sleep(remaining)
 
     def prompt(self, params: PromptGetParams, environment: Callable[[Mode, str, str], str]) -> PromptGetResult:
-        """The system prompt a task with that mode/phase/agent would get, without building one."""
+        """The system prompt a task with that mode/phase/agent would get in the current
+        conversation (its touched files wake its conditional rules), without building one."""
         agent = params.agent or self.responder(self.current())
         if self.config.agent(agent) is None:
             raise BadRequest(f"agent: unknown agent: {agent}")
         mode = self.config.modes.get(params.mode) if params.mode else self.mode_of(agent)
         if mode is None:
             raise BadRequest(f"Invalid mode: {params.mode}")
-        context = self.prompt_context(mode, params.phase or self.phase, agent)
+        context = self.prompt_context(mode, params.phase or self.phase, agent, self.current())
         prompt = build_prompt(context)
         return protocol.PromptGetResult(
             text=prompt.text,

@@ -92,6 +92,11 @@ class StateStore(Protocol):
 
     def messages(self, conversation_id: str) -> list[StoredMessage]: ...
 
+    def metadata_values(self, conversation_ids: Sequence[str], key: str) -> list[Any]:
+        """The value of metadata `key` of each message of these conversations that has one (cut
+        messages apart), in the order they were written."""
+        ...
+
     # -- tasks: which mode and phase each task ran in
 
     def add_task(

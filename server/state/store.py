@@ -292,6 +292,16 @@ class Store:
         for mid, role, text, agent, metadata in rows:
             yield StoredMessage(mid, conversation_id, role, text, agent, json.loads(metadata))
 
+    def metadata_values(self, conversation_ids: Sequence[str], key: str) -> list[Any]:
+        marks = ",".join("?" * len(conversation_ids))
+        path = f"$.{json.dumps(key)}"
+        rows = self.db.execute(
+            f"SELECT json_quote(json_extract(metadata, ?)) FROM messages WHERE conversation_id IN ({marks}) AND cut_at IS NULL "
+            "AND json_extract(metadata, ?) IS NOT NULL ORDER BY conversation_id, seq",
+            (path, *conversation_ids, path),
+        )
+        return [json.loads(value) for (value,) in rows]
+
     def last_seq(self, conversation_id: str) -> int:
         """The number of the conversation's last message (0: none yet)."""
         row = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?", (conversation_id,)).fetchone()

@@ -250,6 +250,9 @@ class ToolResult:
     error: ToolFailure | None = None
     ends_turn: str | None = None
     result_later: bool = False
+    #: The workspace files and folders a call that ran named (read, written, listed): the
+    #: conversation touched them (its conditional rules apply to them).
+    touched: tuple[str, ...] = ()
 
 
 async def run_tool(
@@ -274,7 +277,8 @@ async def run_tool(
         failure = ToolError(f"{call.name} failed with an unexpected error: {type(exc).__name__}: {clip(str(exc))}")
     else:
         assert run.outcome is not None
-        return ToolResult(run.outcome.text, None, run.outcome.ends_turn, run.outcome.result_later)
+        touched = tuple(dict.fromkeys(p.rel for p in run.paths if p.rel != "."))
+        return ToolResult(run.outcome.text, None, run.outcome.ends_turn, run.outcome.result_later, touched)
     return ToolResult(failure.message, failure)
 
 

@@ -90,6 +90,9 @@ export interface ModusProtocol {
   PromptGetResult?: PromptGetResult;
   PromptSection?: PromptSection;
   RefusedMention?: RefusedMention;
+  RuleInfo?: RuleInfo;
+  RulesListParams?: RulesListParams;
+  RulesListResult?: RulesListResult;
   Settings?: Settings;
   StartInModeArgs?: StartInModeArgs;
   State?: State;
@@ -760,6 +763,39 @@ export interface PromptSection {
   text: string;
 }
 /**
+ * A rule file: `path` workspace-relative (absolute for a global one); `active`: in the
+ * prompt of the agent's mode in the conversation now; `tokens`: its text's.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "RuleInfo".
+ */
+export interface RuleInfo {
+  active: boolean;
+  format: 'agents' | 'claude' | 'cline' | 'roo' | 'cursor' | 'copilot' | 'modus';
+  modes?: string[];
+  path: string;
+  paths?: string[];
+  scope: 'always' | 'mode' | 'paths';
+  tokens: number;
+}
+/**
+ * `{conversationId?, agent?}`: by default the current conversation and its responder.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "RulesListParams".
+ */
+export interface RulesListParams {
+  agent?: string | null;
+  conversationId?: string | null;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "RulesListResult".
+ */
+export interface RulesListResult {
+  rules: RuleInfo[];
+}
+/**
  * `initializationOptions.modus`; the same object arrives in didChangeConfiguration.
  *
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -784,6 +820,7 @@ export interface Settings {
   modelFirstByteTimeoutSeconds?: number;
   modelIdleTimeoutSeconds?: number;
   models?: ModelsConfig;
+  rulesDisabled?: string[];
   stateDir?: string | null;
   yolo?: boolean;
 }
@@ -1029,6 +1066,7 @@ export interface Requests {
   "modus/plan/approve": { params: PlanDecisionParams; result: State };
   "modus/plan/reject": { params: PlanDecisionParams; result: State };
   "modus/prompt/get": { params: PromptGetParams; result: PromptGetResult };
+  "modus/rules/list": { params: RulesListParams; result: RulesListResult };
   "modus/state": { params: EmptyParams; result: State };
   "modus/todos/get": { params: TodosGetParams; result: TodosGetResult };
   "modus/usage/get": { params: MaybeConversationParams; result: UsageGetResult };
@@ -1063,6 +1101,7 @@ export const Method = {
   planApprove: "modus/plan/approve",
   planReject: "modus/plan/reject",
   promptGet: "modus/prompt/get",
+  rulesList: "modus/rules/list",
   state: "modus/state",
   todosGet: "modus/todos/get",
   usageGet: "modus/usage/get",

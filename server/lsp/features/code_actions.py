@@ -38,8 +38,8 @@ def register(routes: Routes) -> None:
         from protocol import StartInModeArgs
 
         a = validate(StartInModeArgs, one_argument(args, Command.START_IN_MODE), Command.START_IN_MODE)
-        text = f"{a.prompt.strip()}\n\n{excerpt(routes.server.workspace, session, a.uri, a.range).text}"
-        return (await session.start_in_mode(a.mode, text)).wire()
+        quoted = excerpt(routes.server.workspace, session, a.uri, a.range)
+        return (await session.start_in_mode(a.mode, f"{a.prompt.strip()}\n\n{quoted.text}", (quoted.rel,))).wire()
 
     routes.command(Command.START_IN_MODE, start_in_mode)
 
