@@ -206,6 +206,56 @@ def test_json_indented_with_tabs():
     assert (problem.line, problem.column) == (2, 63) and "unknown group 'rread'" in problem.message
 
 
+def test_a_diagnostic_on_a_block_underlines_its_first_line():
+    text = "customModes:\n  - slug: nameless\n    roleDefinition: y\n    groups: [read]\n"
+    [problem] = parse_modes(text, "project").diagnostics
+    assert (problem.line, problem.column, problem.end_line, problem.end_column) == (1, 4, 1, 4 + len("slug: nameless"))
+
+
+@pytest.mark.parametrize("json_text", [False, True])
+def test_a_byte_order_mark_is_not_part_of_the_content(json_text):
+    if json_text:  # tab-indented JSON, as some editors write .roomodes
+        text = '{\n\t"customModes": [\n\t\t{"slug": "a", "name": "A", "roleDefinition": "r", "groups": ["read"]},\n\t\t{"slug": "b"}\n\t]\n}'
+    else:
+        text = "customModes:\n  - {slug: a, name: A, roleDefinition: r, groups: [read]}\n  - {slug: b}\n"
+    plain = parse_modes(text, "project")
+    marked = parse_modes("\ufeff" + text, "project")
+    assert [m.slug for m in marked.modes] == ["a"]
+    assert marked == plain  # the same modes, the same diagnostics at the same places
+    first_line = parse_modes("\ufeffcustomModes: {slug: a}\n", "project").diagnostics[0]
+    assert (first_line.line, first_line.column) == (0, len("customModes: "))  # columns as the editor counts them
+
+
+@pytest.mark.parametrize(
+    "written, value",
+    [
+        # YAML 1.1 (PyYAML's SafeLoader) made these booleans, dates and base-60 numbers
+        ("No", "No"), ("no", "no"), ("yes", "yes"), ("Y", "Y"), ("on", "on"), ("off", "off"), ("Off", "Off"),
+        ("2025-01-01", "2025-01-01"), ("2025-01-01 10:00:00", "2025-01-01 10:00:00"), ("12:30", "12:30"),
+        ("1_000", "1_000"), ("0b101", "0b101"), ("=", "="),
+        # YAML 1.2's core schema
+        ("true", True), ("False", False), ("TRUE", True), ("null", None), ("~", None), ("", None), ("NULL", None),
+        ("12", 12), ("-3", -3), ("012", 12), ("0o17", 15), ("0x1f", 31), ("1.5", 1.5), ("1e3", 1000.0), ("-.inf", float("-inf")),
+        ("'no'", "no"), ('"true"', "true"),
+    ],
+)
+def test_scalars_follow_yaml_1_2(written, value):
+    from server import yamldoc
+
+    root, problem = yamldoc.parse_root(f"key: {written}\n", "modes file")
+    assert problem is None
+    data = yamldoc.construct(root)["key"]
+    assert data == value and type(data) is type(value)
+
+
+def test_a_mode_named_no_is_the_string_no():
+    text = "customModes:\n  - slug: no\n    name: No\n    roleDefinition: on\n    whenToUse: 2025-01-01\n    groups: [read]\n"
+    result = parse_modes(text, "project")
+    assert result.diagnostics == ()
+    [mode] = result.modes
+    assert (mode.slug, mode.name, mode.role_definition, mode.when_to_use) == ("no", "No", "on", "2025-01-01")
+
+
 # ---------------------------------------------------------------- precedence and merging
 
 
