@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from protocol import GroupOptions
 from server.modes import ALWAYS_AVAILABLE, BUILTIN_MODES, GROUP_TOOLS, ModeRegistry, Pattern, global_modes_path, parse_modes
+from server.untrusted import LOAD_SECONDS
 from server.userdirs import state_dir
 
 
@@ -254,6 +256,49 @@ def test_a_mode_named_no_is_the_string_no():
     assert result.diagnostics == ()
     [mode] = result.modes
     assert (mode.slug, mode.name, mode.role_definition, mode.when_to_use) == ("no", "No", "on", "2025-01-01")
+
+
+def many_modes(kind: str, size: int) -> str:
+    """A modes file of about `size` bytes: modes as a team writes them, each with pages of text."""
+    role = "You are a meticulous reviewer of pull requests. " * 20
+    mode = {
+        "slug": "",
+        "name": "",
+        "roleDefinition": role,
+        "whenToUse": "Use this mode when a pull request waits for review.",
+        "customInstructions": "- Read the diff first.\n- Name each problem with its file and line.\n" * 8,
+        "groups": ["read", ["edit", {"fileRegex": "\\.(md|mdx)$", "description": "Markdown only"}], "command", "mcp"],
+    }
+    each = len(json.dumps(mode, indent=2)) + 40
+    modes = [dict(mode, slug=f"reviewer-{i}", name=f"Reviewer {i}") for i in range(size // each)]
+    if kind == "json":
+        return json.dumps({"customModes": modes}, indent=2, ensure_ascii=False)
+    import yaml
+
+    return yaml.safe_dump({"customModes": modes}, sort_keys=False, allow_unicode=True, width=100)
+
+
+@pytest.mark.parametrize("kind", ["yaml", "json"])
+async def test_a_big_modes_file_of_many_modes_loads_within_the_time_limit(tmp_path, kind):
+    text = many_modes(kind, 3 * 512 * 1024)
+    assert 1.4 * 1024 * 1024 < len(text.encode()) <= 2 * 1024 * 1024
+    write(tmp_path / ".roomodes", text)
+    reg = ModeRegistry(tmp_path, tmp_path / "global" / "modes.yaml")
+    started = time.perf_counter()
+    await reg.refresh_off_loop()  # refused if it takes longer than the time limit
+    took = time.perf_counter() - started
+    assert reg.diagnostics(tmp_path / ".roomodes") == ()
+    custom = [m for m in reg.modes if m.source == "project"]
+    assert len(custom) > 300 and custom[-1].group("edit").file_regex.search("docs/a.mdx")
+    assert took < LOAD_SECONDS / 2  # with room to spare on a busy machine
+
+
+def test_a_modes_file_over_2_mib_is_refused_naming_the_limit(tmp_path):
+    text = many_modes("yaml", 2 * 1024 * 1024)
+    write(tmp_path / ".roomodes", text + "#" * (2 * 1024 * 1024 + 1 - len(text.encode())))
+    reg = registry(tmp_path)
+    [problem] = reg.diagnostics(tmp_path / ".roomodes")
+    assert problem.message == "Modes file not read: it is larger than 2 MiB"
 
 
 # ---------------------------------------------------------------- precedence and merging

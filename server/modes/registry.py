@@ -18,8 +18,10 @@ from ..userdirs import config_dir
 from ..untrusted import Refused, Signature, off_loop, read_text, signature
 from .model import BUILTIN_MODES, DEFAULT_MODE, Diagnostic, LoadResult, Mode
 
-#: A modes file larger than this is not read (Roo's own files are a few KiB).
-MAX_FILE_BYTES = 256 * 1024
+#: A modes file larger than this is not read. Real `.roomodes` reach a few hundred KiB (a team's
+#: modes, each with pages of instructions); the node and alias limits and the time limit of
+#: server.untrusted keep a hostile one harmless, whatever its size.
+MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
 def refused(reason: Exception) -> LoadResult:
