@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Literal, NamedTuple
 
 import yaml
 from yaml.composer import Composer
@@ -179,18 +179,28 @@ def _join_surrogates(value: Any) -> Any:
     return value
 
 
+class Problem(NamedTuple):
+    """What is wrong in an entry: where (a location inside it) and why. A warning does not keep
+    the entry from loading; a plain (loc, message) pair is an error."""
+
+    loc: tuple
+    message: str
+    warning: bool = False
+
+
 def entries(
     listed: yaml.SequenceNode,
-    validate: Callable[[Any], tuple[Any, list[tuple[tuple, str]]]],
+    validate: Callable[[Any], tuple[Any, list[tuple]]],
     *,
     what: str,
     name: str,
     key: Callable[[Any], Hashable],
 ) -> tuple[list[tuple[Any, yaml.Node]], list[Diagnostic]]:
     """Each entry of a list checked on its own (a mode, an agent): `validate(data)` gives the
-    item or None and its problems, each (location in the entry, message). A bad entry is a
-    diagnostic where it goes wrong, "<What> <label> skipped: <message>", and the others load;
-    an entry whose `key` an earlier one has is skipped too. The items come with their nodes."""
+    item or None and its problems (`Problem`s or (location in the entry, message) pairs). A bad
+    entry is a diagnostic where it goes wrong, "<What> <label> skipped: <message>", and the
+    others load; a warning is "<What> <label>: <message>" and the entry loads; an entry whose
+    `key` an earlier one has is skipped too. The items come with their nodes."""
     items: list[tuple[Any, yaml.Node]] = []
     diagnostics: list[Diagnostic] = []
     seen: dict[Hashable, int] = {}
@@ -200,9 +210,15 @@ def entries(
         item, problems = validate(data)
         if item is not None and key(item) in seen:
             problems = [((name,), f"{name} {data[name]!r} is already defined on line {seen[key(item)] + 1}")]
-        for loc, message in problems:
-            diagnostics.append(at(node_at(node, loc), f"{what} {label} skipped: {message}"))
-        if problems or item is None:
+        failed = item is None
+        for problem in problems:
+            loc, message = problem[0], problem[1]
+            if getattr(problem, "warning", False):
+                diagnostics.append(at(node_at(node, loc), f"{what} {label}: {message}", "warning"))
+            else:
+                failed = True
+                diagnostics.append(at(node_at(node, loc), f"{what} {label} skipped: {message}"))
+        if failed:
             continue
         seen[key(item)] = node.start_mark.line
         items.append((item, node))
@@ -231,13 +247,13 @@ def node_at(node: yaml.Node, loc: tuple) -> yaml.Node:
     return node
 
 
-def at(node: yaml.Node, message: str) -> Diagnostic:
+def at(node: yaml.Node, message: str, severity: Literal["error", "warning"] = "error") -> Diagnostic:
     """A diagnostic on the node (a block: on its first line)."""
     start, end = node.start_mark, node.end_mark
     if end.line != start.line:
         width = max(1, len(_first_line(node)))
-        return Diagnostic(start.line, start.column, start.line, start.column + width, message)
-    return Diagnostic(start.line, start.column, end.line, max(end.column, start.column + 1), message)
+        return Diagnostic(start.line, start.column, start.line, start.column + width, message, severity)
+    return Diagnostic(start.line, start.column, end.line, max(end.column, start.column + 1), message, severity)
 
 
 def _first_line(node: yaml.Node) -> str:

@@ -92,10 +92,24 @@ BAD_MODES = [
     ),
     ("  - 42\n", 0, "a mode must be a mapping"),
     (
-        "  - slug: o\n    name: N\n    roleDefinition: y\n    groups:\n      - [read, {servers: [docs]}]\n",
-        4,
-        "groups.0.servers: not an option of group 'read' (expected fileRegex, description)",
+        "  - slug: rx\n    name: N\n    roleDefinition: y\n    groups:\n      - read\n      - [edit, {fileRegex: null}]\n",
+        5,
+        "groups.1.fileRegex: must be a string (a regular expression), got null",
     ),
+    (
+        "  - slug: rx\n    name: N\n    roleDefinition: y\n    groups:\n      - - edit\n        - fileRegex:\n          description: md\n",
+        5,
+        "groups.0.fileRegex: must be a string (a regular expression), got null",
+    ),
+    ("  - slug: rx\n    name: N\n    roleDefinition: y\n    groups: [[edit, {fileRegex: 3}]]\n", 3, "groups.0.fileRegex: must be a string (a regular expression), got int"),
+    (
+        "  - slug: rx\n    name: N\n    roleDefinition: y\n    groups:\n      - [edit, {fileRegx: '\\.md$'}]\n",
+        4,
+        "groups.0.fileRegx: not an option of group 'edit' (expected fileRegex, description); did you mean fileRegex? "
+        "Without it the group would allow more than the file says",
+    ),
+    ("  - slug: rx\n    name: N\n    roleDefinition: y\n    groups:\n      - [edit, {file_regex: x}]\n", 4, "did you mean fileRegex?"),
+    ("  - slug: o\n    name: N\n    roleDefinition: y\n    groups:\n      - [mcp, {Servers: [docs]}]\n", 4, "did you mean servers?"),
     (
         "  - slug: o\n    name: N\n    roleDefinition: y\n    groups:\n      - [command, {allow: 'git log*'}]\n",
         4,
@@ -109,7 +123,7 @@ BAD_MODES = [
     (
         "  - slug: o\n    name: N\n    roleDefinition: y\n    groups:\n      - [command, {alow: [ls]}]\n",
         4,
-        "groups.0.alow: not an option of group 'command' (expected fileRegex, description, allow, deny)",
+        "groups.0.alow: not an option of group 'command' (expected fileRegex, description, allow, deny); did you mean allow?",
     ),
 ]
 
@@ -141,6 +155,40 @@ def test_a_bad_mode_is_skipped_and_reported_at_its_line(bad, line, message):
     assert first.line == 5 + line  # "customModes:" + 4 lines of GOOD come first
     assert message in first.message
     assert first.message.startswith("Mode ")
+
+
+def test_an_unknown_option_of_a_group_is_a_warning_and_the_mode_loads():
+    roomodes = """{
+  "customModes": [
+    {
+      "slug": "writer",
+      "name": "Writer",
+      "roleDefinition": "You write.",
+      "groups": [
+        ["read", {"servers": ["docs"]}],
+        ["edit", {"fileRegex": "\\\\.md$", "foo": 1}]
+      ]
+    }
+  ]
+}"""
+    result = parse_modes(roomodes, "project")
+    [mode] = result.modes
+    assert mode.group("edit").file_regex.search("a.md") and not mode.group("edit").file_regex.search("a.py")  # still bounded
+    assert [(d.line, d.severity, d.message) for d in result.diagnostics] == [
+        (7, "warning", "Mode 'writer': groups.0.servers: not an option of group 'read' (expected fileRegex, description); ignored"),
+        (8, "warning", "Mode 'writer': groups.1.foo: not an option of group 'edit' (expected fileRegex, description); ignored"),
+    ]
+    foo = result.diagnostics[1]
+    assert roomodes.splitlines()[8][foo.column : foo.end_column] == "1"  # on the value of "foo"
+
+
+def test_file_regex_null_is_never_unrestricted_edit():
+    text = '{"customModes": [\n{"slug": "a", "name": "A", "roleDefinition": "r", "groups": [["edit", {"fileRegex": null}]]}\n]}'
+    result = parse_modes(text, "project")
+    assert result.modes == ()
+    [problem] = result.diagnostics
+    assert problem.severity == "error" and problem.line == 1
+    assert problem.message == "Mode 'a' skipped: groups.0.fileRegex: must be a string (a regular expression), got null"
 
 
 def test_duplicate_slug_in_one_file_keeps_the_first():
