@@ -382,6 +382,55 @@ def test_reload_when_a_file_changes(tmp_path):
     assert reg.diagnostics(tmp_path / ".modus" / "modes.yaml")
 
 
+# ---------------------------------------------------------------- the modes list of the prompt
+
+
+@pytest.mark.parametrize(
+    "role, first",
+    [
+        ("You review code. You name each problem.", "You review code."),
+        ("You are a tester!  Then more.", "You are a tester!"),
+        ("Why not? Because.", "Why not?"),
+        ("You write Node.js and v1.2 code. Always.", "You write Node.js and v1.2 code."),  # a dot inside a word ends nothing
+        ("You fix bugs, e.g. crashes, i.e. the worst ones. Then tests.", "You fix bugs, e.g. crashes, i.e. the worst ones."),
+        ("You are the architect.\nYou plan. You design.", "You are the architect."),
+        ("A first line without an end\nSecond line.", "A first line without an end"),  # within the first line
+        ("\n\n   You start late.  \n", "You start late."),
+        ("Ends at the end.", "Ends at the end."),
+        ("word " * 60 + ". Done.", ("word " * 40).rstrip() + "…"),  # cut at a word, at most 200 characters
+        ("x" * 300, "x" * 199 + "…"),
+    ],
+)
+def test_the_first_sentence_of_a_role_definition(role, first):
+    from server.prompt import first_sentence
+
+    assert first_sentence(role) == first
+    assert len(first_sentence(role)) <= 200
+
+
+def test_the_modes_list_shows_when_to_use_else_description_else_the_first_sentence():
+    from types import SimpleNamespace
+
+    from server.modes import Mode
+    from server.prompt import modes_list
+
+    role = "You are a reviewer with twenty years of practice. You read every line.\nYou never guess."
+    modes = [
+        Mode("a", "A", role, when_to_use="For reviews.", description="Reviews"),
+        Mode("b", "B", role, when_to_use="  ", description="Reviews code"),
+        Mode("c", "C", role),
+        Mode("d", "D", role, when_to_use="For reviews:\n- of code\n- of docs\n"),
+    ]
+    assert modes_list(SimpleNamespace(modes=modes)).splitlines()[3:] == [
+        '* "A" mode (a): For reviews.',
+        '* "B" mode (b): Reviews code',
+        '* "C" mode (c): You are a reviewer with twenty years of practice.',
+        '* "D" mode (d): For reviews:',
+        "  - of code",
+        "  - of docs",
+    ]
+
+
 # ---------------------------------------------------------------- patterns cannot hang the server
 
 
