@@ -365,6 +365,23 @@ async def test_roomodes_warnings_and_errors_have_their_severity_and_line(editor,
     assert (listed["writer"]["name"], listed["writer"]["groups"]) == ("No", [["edit", {"fileRegex": "\\.md$"}]])
 
 
+async def test_global_modes_file_reads_roos_custom_modes_where_the_user_points(editor, tmp_path):
+    roo = tmp_path / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline" / "settings" / "custom_modes.yaml"
+    roo.parent.mkdir(parents=True)
+    roo.write_text("customModes:\n  - slug: from-roo\n    name: On\n    roleDefinition: You came along. Welcome.\n    groups: [read, [edit, {fileRegex: null}]]\n"
+                   "  - slug: roo-ok\n    name: Roo OK\n    roleDefinition: r\n    groups: [read]\n")
+    await editor.start({"globalModesFile": str(roo)})
+    listed = {m["slug"]: m for m in (await editor.request(methods.MODES_LIST))["modes"]}
+    assert (listed["roo-ok"]["name"], listed["roo-ok"]["source"]) == ("Roo OK", "global") and "from-roo" not in listed
+    [problem] = await editor.wait_for(lambda: editor.client.diagnostics.get(roo.as_uri()))
+    assert problem.range.start.line == 4 and "groups.1.fileRegex: must be a string" in problem.message
+
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"modus": {}}))
+    listed = {m["slug"] for m in (await editor.request(methods.MODES_LIST))["modes"]}
+    assert "roo-ok" not in listed
+    await editor.wait_for(lambda: len(editor.client.diagnostics[roo.as_uri()]) == 0)  # its problems go with it
+
+
 async def test_settings_problems_are_shown_and_the_rest_applies(editor):
     await editor.start({"yolo": "maybe", "autoApprove": {"edit": True}, "agents": []})
     await editor.wait_for(lambda: editor.client.messages)
