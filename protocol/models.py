@@ -86,10 +86,10 @@ class _Decides:
 #: Marks a setting that decides what runs or where requests go: a model's endpoint or the
 #: variable its key is read from, what runs without asking (yolo, auto-approval, how many requests
 #: a turn makes before asking to go on), what starts by itself (MCP servers at launch), where
-#: state is written. Such a setting from a workspace's file
-#: (a cloned repository's) applies only once the user trusted it: server/settings.py finds them
-#: in the validated settings (`decisive`), whatever spelling set them. A new setting of that kind
-#: is declared `Annotated[T, DECIDES]` here, and the trust follows.
+#: state is written, which file of the machine is read as modes (globalModesFile). Such a
+#: setting from a workspace's file (a cloned repository's) applies only once the user trusted it:
+#: server/settings.py finds them in the validated settings (`decisive`), whatever spelling set
+#: them. A new setting of that kind is declared `Annotated[T, DECIDES]` here, and the trust follows.
 DECIDES = _Decides()
 
 
@@ -215,6 +215,13 @@ class Settings(Input):
     state_dir: Annotated[Opt[str], DECIDES] = None
     #: Start every MCP server when the session starts (by default each starts when first used).
     mcp_start_at_launch: Annotated[bool, DECIDES] = False
+    #: A modes file read besides the global `modes.yaml`, below it: Roo Code's global
+    #: `custom_modes.yaml`, say (an absolute path; `~` is the home folder). It decides which file
+    #: of the machine becomes modes and prompt text, so a workspace's settings file sets it only
+    #: once trusted.
+    global_modes_file: Annotated[Opt[str], DECIDES] = Field(
+        default=None, description="A modes file read besides the global modes.yaml (e.g. Roo Code's custom_modes.yaml)"
+    )
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     agents: list[AgentConfig] = Field(default_factory=lambda: [AgentConfig(name="modus")], min_length=1)
     members: list[Member] = Field(default_factory=list)

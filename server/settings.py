@@ -8,7 +8,7 @@ kept in their one canonical spelling (camelCase), so `base_url` and `baseUrl` ar
 
 The workspace's file comes with the repository, so it is untrusted: a setting that decides what
 runs or where requests go (protocol's `DECIDES` mark: yolo, autoApprove, stateDir,
-mcpStartAtLaunch, maxRequestsPerTurn, a model's `baseUrl`/`apiKeyEnv`) applies only once the user trusted that
+mcpStartAtLaunch, maxRequestsPerTurn, globalModesFile, a model's `baseUrl`/`apiKeyEnv`) applies only once the user trusted that
 content ("Modus: Trust Workspace Settings", `modus.trustWorkspaceSettings`). What waits is
 found on the validated settings, whatever spelling set it: each top-level key under which such
 a setting is set. The trust is kept beside the global settings, outside the workspace, as a hash

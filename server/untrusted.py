@@ -27,7 +27,8 @@ T = TypeVar("T")
 
 #: How long reading and parsing one file (or one set of rules) may take.
 LOAD_SECONDS = 5.0
-#: The most nodes a YAML document may expand to, aliases followed (an alias bomb expands to billions).
+#: The most nodes a YAML document's aliases may add to the nodes it holds (an alias bomb adds
+#: billions); what the text itself holds is bounded by the file's size.
 MAX_NODES = 100_000
 
 _KINDS = (
@@ -48,6 +49,8 @@ def _kind(mode: int) -> str:
 
 
 def _size(n: int) -> str:
+    if n % (1 << 20) == 0 and n >= 1 << 20:
+        return f"{n >> 20} MiB"
     return f"{n // 1024} KiB" if n % 1024 == 0 and n >= 1024 else f"{n} bytes"
 
 
@@ -162,9 +165,13 @@ def walk(folder: Path, *, inside: Path, max_files: int, max_depth: int) -> tuple
 
 
 def yaml_too_big(root: "yaml.Node") -> str | None:
-    """Why the document must not be built, if it must not: too many nodes once aliases are
-    followed, or an alias inside itself. Sizes are counted once per node, so this is linear."""
-    sizes: dict[int, int] = {}
+    """Why the document must not be built, if it must not: its aliases, followed, add more than
+    MAX_NODES nodes to those it holds, or an alias is inside what it refers to. Each mapping's and
+    sequence's size (its nodes, aliases followed) is counted once, and compared with the nodes
+    seen so far (a scalar each time it is written or referred to): a document without aliases
+    always passes, and counting stops at the first node past the limit, so this is linear."""
+    sizes: dict[int, int] = {}  # the collections counted
+    scalars = 0
     open_: set[int] = set()  # started, not finished: the ancestors of what is being looked at
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -173,15 +180,23 @@ def yaml_too_big(root: "yaml.Node") -> str | None:
         children = _children(node)
         if finished:
             open_.discard(key)
-            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
-            if sizes[key] > MAX_NODES:
-                return f"it expands to more than {MAX_NODES:,} nodes (YAML aliases)"
+            size = 1
+            for c in children:
+                below = sizes.get(id(c))
+                if below is None:  # a scalar
+                    scalars += 1
+                    size += 1
+                else:
+                    size += below
+            sizes[key] = size
+            if size > len(sizes) + scalars + MAX_NODES:
+                return f"its YAML aliases add more than {MAX_NODES:,} nodes"
         elif key in open_:
             return "a YAML alias refers to a node that contains it"
         elif key not in sizes:
             open_.add(key)
             stack.append((node, True))
-            stack.extend((c, False) for c in children if id(c) not in sizes)
+            stack.extend((c, False) for c in children if isinstance(c.value, list) and id(c) not in sizes)
     return None
 
 
@@ -189,11 +204,13 @@ def _children(node: "yaml.Node") -> list:
     """A mapping's keys and values, a sequence's items; a scalar's value is its text."""
     if not isinstance(node.value, list):
         return []
-    return [n for item in node.value for n in (item if isinstance(item, tuple) else (item,))]
+    if node.value and isinstance(node.value[0], tuple):
+        return [n for pair in node.value for n in pair]
+    return node.value
 
 
 def load_yaml(text: str) -> Any:
-    """YAML or JSON data, built only if it stays under MAX_NODES nodes once aliases are followed.
+    """YAML or JSON data, built only if its aliases add at most MAX_NODES nodes.
     Raises ValueError with the reason (yaml.YAMLError is one)."""
     try:
         return json.loads(text)  # JSON is YAML, and much faster to read this way

@@ -54,6 +54,13 @@ def test_a_bad_entry_is_a_diagnostic_on_its_line_and_the_others_load(entry, line
     assert ("x" in names) == ("unknown mode" in message)  # an unknown mode still loads the agent
 
 
+def test_the_file_is_read_as_yaml_1_2_and_may_start_with_a_byte_order_mark():
+    """`on`, `no`, `yes` are names here, not booleans (PyYAML's YAML 1.1 made them True and False)."""
+    loaded = parse_agents("\ufeffagents:\n  - name: on\n    instructions: no\n  - name: yes\n    topLevel: false\n", MODES)
+    assert loaded.diagnostics == ()
+    assert [(a.name, a.instructions, a.top_level) for a in loaded.agents] == [("on", "no", True), ("yes", None, False)]
+
+
 @pytest.mark.parametrize(
     "text, message",
     [

@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 
 from helpers import make_session
+from protocol import Settings
 from memory_host import MemoryHost
 
 
@@ -109,6 +110,69 @@ async def test_a_changed_file_applies_without_a_restart(tmp_path):
     session.close()
 
 
+# ---------------------------------------------------------------- globalModesFile: Roo's global modes
+
+ROO_CUSTOM_MODES = """customModes:
+  - slug: roo-mine
+    name: No
+    roleDefinition: You are mine. Only mine.
+    groups:
+      - read
+      - - edit
+        - fileRegex: \\.md$
+    source: global
+  - slug: shared
+    name: Roo's Shared
+    roleDefinition: r
+    groups: [read]
+"""
+
+
+def roo_global_file(home: Path) -> Path:
+    """Where Roo Code keeps its global modes: VS Code's globalStorage of its extension."""
+    path = home / ".config" / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline" / "settings" / "custom_modes.yaml"
+    write(path, ROO_CUSTOM_MODES)
+    return path
+
+
+async def test_global_modes_file_reads_roos_global_modes_below_modus_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    roo = roo_global_file(tmp_path / "home")
+    write(tmp_path / ".global-modes.yaml", "customModes:\n  - {slug: shared, name: Modus's Shared, roleDefinition: r, groups: []}\n")
+    session = make_session(tmp_path, globalModesFile="~/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/custom_modes.yaml")
+    async with session.running():
+        await session.refresh()
+        mine = session.modes.get("roo-mine")
+        assert (mine.name, mine.source, mine.origin) == ("No", "global", str(roo))
+        assert mine.group("edit").file_regex.search("a.md") and not mine.group("edit").file_regex.search("a.py")
+        assert session.modes.get("shared").name == "Modus's Shared"  # Modus's own global file comes first
+        assert session.modes.diagnostics(roo) == ()
+
+        session.update_settings(Settings())  # unset: its modes go at once
+        assert session.modes.get("roo-mine") is None and session.modes.get("shared").name == "Modus's Shared"
+    session.close()
+
+
+async def test_global_modes_file_from_the_workspace_waits_for_trust_and_a_relative_path_is_refused(tmp_path):
+    roo = roo_global_file(tmp_path / "home")
+    write(workspace_file(tmp_path), {"globalModesFile": str(roo)})
+    host = MemoryHost()
+    session = make_session(tmp_path, host)
+    async with session.running():
+        await session.refresh()
+        assert session.modes.get("roo-mine") is None  # a repository does not pick a file of your machine
+        assert any("sets globalModesFile: not applied until you trust" in t for _, t in host.messages)
+        session.trust_workspace_settings()
+        await session.refresh()
+        assert session.modes.get("roo-mine") is not None
+
+        session.update_settings(Settings(global_modes_file="custom_modes.yaml"))  # the client's value wins
+        await session.refresh()
+        assert session.modes.get("roo-mine") is None
+        assert ("warning", "globalModesFile: 'custom_modes.yaml' is not an absolute path (nor starts with ~): not read") in host.messages
+    session.close()
+
+
 # ---------------------------------------------------------------- what decides what runs (issue 19)
 
 #: Every setting, reviewed: what does not decide what runs or where requests go. A new setting
@@ -126,7 +190,7 @@ DECIDES_NOTHING = {
 }
 DECIDES_WHAT_RUNS = {
     "models.default.baseUrl", "models.default.apiKeyEnv", "models.modes.*.baseUrl", "models.modes.*.apiKeyEnv",
-    "autoApprove", "yolo", "stateDir", "mcpStartAtLaunch", "maxRequestsPerTurn",
+    "autoApprove", "yolo", "stateDir", "mcpStartAtLaunch", "maxRequestsPerTurn", "globalModesFile",
 }
 
 

@@ -17,7 +17,7 @@ from server.modes import ModeRegistry, parse_modes
 from server.modes.registry import MAX_FILE_BYTES
 from server.prompt import load_rules
 from server.prompt.rules import MAX_FILES
-from server.untrusted import MAX_NODES, Refused, off_loop, read_text, walk
+from server.untrusted import MAX_NODES, Refused, off_loop, read_text, walk, yaml_too_big
 
 MODE = "customModes:\n  - slug: {slug}\n    name: {slug}\n    roleDefinition: r\n    groups: [read]\n"
 
@@ -63,7 +63,7 @@ OUTSIDE = "it leads outside the workspace"
         ("dev-zero", "it is a character device, not a regular file", OUTSIDE),
         ("directory", "it is a directory, not a regular file", "it is a directory, not a regular file"),
         ("socket", "it is a socket, not a regular file", "it is a socket, not a regular file"),
-        ("huge", "it is larger than 256 KiB", "it is larger than 256 KiB"),
+        ("huge", "it is larger than 2 MiB", "it is larger than 2 MiB"),
         ("binary", "it is not UTF-8 text", "it is not UTF-8 text"),
         ("outside", None, OUTSIDE),
     ],
@@ -98,7 +98,20 @@ def test_an_alias_bomb_is_refused_at_once(levels):
     result = parse_modes(alias_bomb(levels), "project")  # it used to take minutes and gigabytes
     assert result.modes == ()
     [problem] = result.diagnostics
-    assert problem.message == f"Modes file not read: it expands to more than {MAX_NODES:,} nodes (YAML aliases)"
+    assert problem.message == f"Modes file not read: its YAML aliases add more than {MAX_NODES:,} nodes"
+
+
+def test_the_node_limit_counts_what_aliases_add_not_what_the_text_holds():
+    """A big file without aliases holds many nodes, each written in it: only what aliases add
+    beyond the text is limited (a 2 MiB modes file may hold far more than MAX_NODES nodes)."""
+    import yaml
+
+    plain = yaml.compose("items: [" + "a, " * (MAX_NODES + 10) + "a]\n")
+    assert yaml_too_big(plain) is None
+    shared = yaml.compose("one: &one [" + "a, " * 100 + "a]\ntwice: [" + ", ".join(["*one"] * (MAX_NODES // 110)) + "]\n")
+    assert yaml_too_big(shared) is None  # aliases that add fewer than MAX_NODES nodes
+    more = yaml.compose("one: &one [" + "a, " * 100 + "a]\ntwice: [" + ", ".join(["*one"] * (MAX_NODES // 100 + 2)) + "]\n")
+    assert yaml_too_big(more) == f"its YAML aliases add more than {MAX_NODES:,} nodes"
 
 
 def test_a_recursive_alias_is_refused_and_shared_anchors_still_work():

@@ -360,6 +360,7 @@ describe('settings', () => {
       agents: [],
       members: [{ handle: 'ann', name: 'Ann' }],
       stateDir: '',
+      globalModesFile: '~/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/custom_modes.yaml',
       pythonPath: '/usr/bin/python3',
     };
     assert.deepEqual(buildSettings((k) => config[k]), {
@@ -368,6 +369,7 @@ describe('settings', () => {
       yolo: false,
       modeSwitchDelayMs: 0,
       members: [{ handle: 'ann', name: 'Ann' }],
+      globalModesFile: '~/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/custom_modes.yaml',
     });
   });
 });

@@ -69,7 +69,7 @@ class Configuration:
         self.layers.load()  # a few small files, read before the store opens: stateDir may come from them
         self.settings = self.effective_settings()
         preload(self.settings, then=TURN_MODULES)  # in the background: the first message need not wait for them
-        self.modes = ModeRegistry(workspace.root, global_modes)
+        self.modes = ModeRegistry(workspace.root, global_modes, self.global_modes_file(self.settings))
         self.state_dir = self.state_folder(self.settings)
         # what the repository holds (modes files, rules) is read by refresh(), off the loop
         self.rules = Rules()
@@ -159,6 +159,7 @@ class Configuration:
         if settings.state_dir != self.settings.state_dir:
             log.warning("stateDir changes take effect when the server restarts")
         self.settings = settings
+        self.modes.read_also(self.global_modes_file(settings))  # a new file is read by the next refresh
         preload(settings)
         self.update_roster()  # and tasks are rebuilt with the new settings when next used
 
@@ -180,6 +181,21 @@ class Configuration:
             log.warning("settings: %s", problem)
             self.host.show_message("warning", problem)
         return settings
+
+    def global_modes_file(self, settings: Settings) -> Path | None:
+        """The modes file `globalModesFile` names (Roo Code's global custom_modes.yaml, say), read
+        besides the global modes.yaml; None when unset, or not an absolute path (told once)."""
+        if not settings.global_modes_file:
+            return None
+        path = Path(settings.global_modes_file).expanduser()
+        if path.is_absolute():
+            return path
+        problem = f"globalModesFile: {settings.global_modes_file!r} is not an absolute path (nor starts with ~): not read"
+        if problem not in self.told:
+            self.told.add(problem)
+            log.warning("settings: %s", problem)
+            self.host.show_message("warning", problem)
+        return None
 
     def trust_workspace_settings(self) -> None:
         """`modus.trustWorkspaceSettings`: the workspace's settings file applies as it is now."""

@@ -76,7 +76,7 @@ class LspHost:
                     lsp.Diagnostic(
                         range=lsp.Range(lsp.Position(d.line, d.column), lsp.Position(d.end_line, d.end_column)),
                         message=d.message,
-                        severity=lsp.DiagnosticSeverity.Error,
+                        severity=lsp.DiagnosticSeverity.Warning if d.severity == "warning" else lsp.DiagnosticSeverity.Error,
                         source="modus",
                     )
                     for d in diagnostics

@@ -1,11 +1,14 @@
 """Reading custom modes from a file: `customModes: [...]`, YAML or JSON (Roo's `.roomodes` as is).
 
 Each mode is validated on its own: a bad mode becomes a diagnostic at the line where it goes
-wrong and is skipped, and the other modes of the file still load.
+wrong and is skipped, and the other modes of the file still load. What Roo ignores silently
+and does no harm — a key that is no option of its group — is a warning, and the mode loads.
+Nothing is read as "no restriction" unless the file says none: `fileRegex: null` is an error.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -13,7 +16,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .. import yamldoc
-from .model import GROUP_OPTIONS, GROUP_TOOLS, Group, LoadResult, Mode
+from ..yamldoc import Problem
+from .model import GROUP_OPTIONS, GROUP_TOOLS, RESTRICTING, Group, LoadResult, Mode
 from .patterns import Pattern, PatternError
 
 
@@ -45,15 +49,13 @@ class _ModeFields(BaseModel):
 
 SLUG = re.compile(r"[a-zA-Z0-9-]+")
 
-Problem = tuple[tuple, str]  # (location inside the mode, message)
-
 
 def _groups(data: dict) -> tuple[list[Group], list[Problem]]:
     if "groups" not in data:
-        return [], [((), "groups: field required (a list of tool groups, may be empty)")]
+        return [], [Problem((), "groups: field required (a list of tool groups, may be empty)")]
     raw = data["groups"]
     if not isinstance(raw, list):
-        return [], [(("groups",), "groups: must be a list")]
+        return [], [Problem(("groups",), "groups: must be a list")]
     groups: list[Group] = []
     problems: list[Problem] = []
     seen: set[str] = set()
@@ -63,55 +65,78 @@ def _groups(data: dict) -> tuple[list[Group], list[Problem]]:
         if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], dict):
             entry, options = entry
         if not isinstance(entry, str):
-            problems.append((where, f"groups.{i}: expected a group name or [name, {{options}}]"))
+            problems.append(Problem(where, f"groups.{i}: expected a group name or [name, {{options}}]"))
             continue
         if entry not in GROUP_TOOLS:
-            problems.append((where, f"groups.{i}: unknown group {entry!r} (expected one of {', '.join(GROUP_TOOLS)})"))
+            problems.append(Problem(where, f"groups.{i}: unknown group {entry!r} (expected one of {', '.join(GROUP_TOOLS)})"))
             continue
         if entry in seen:
-            problems.append((where, f"groups.{i}: group {entry!r} is listed twice"))
+            problems.append(Problem(where, f"groups.{i}: group {entry!r} is listed twice"))
             continue
         seen.add(entry)
-        regex, description = options.get("fileRegex"), options.get("description")
-        pattern = None
-        if regex is not None:
-            try:
-                pattern = Pattern.compile(regex) if isinstance(regex, str) else None
-                if pattern is None:
-                    raise PatternError("fileRegex must be a string")
-            except PatternError as exc:
-                problems.append((where + (1, "fileRegex"), f"groups.{i}.fileRegex: {exc}"))
-                continue
-        if description is not None and not isinstance(description, str):
-            problems.append((where + (1, "description"), f"groups.{i}.description: must be a string"))
-            continue
-        lists, problem = _list_options(entry, options, where, i)
-        if problem is not None:
-            problems.append(problem)
-            continue
-        groups.append(Group(entry, pattern, description, **lists))
+        group, found = _group(entry, options, where, i)
+        problems += found
+        if group is not None:
+            groups.append(group)
     return groups, problems
 
 
-def _list_options(group: str, options: dict, where: tuple, i: int) -> tuple[dict, Problem | None]:
-    """The group's own options (mcp: servers; command: allow, deny), each a list of strings."""
-    own = GROUP_OPTIONS.get(group, ())
+def _group(name: str, options: dict, where: tuple, i: int) -> tuple[Group | None, list[Problem]]:
+    """One group with its options; None when one of them is wrong. A key that is no option of
+    the group is a warning and ignored (Roo ignores it silently) — unless it looks like one
+    that narrows the group (`fileRegx` for `fileRegex`): ignoring it would allow more than the
+    file says, so the mode does not load."""
+    problems: list[Problem] = []
+    pattern = description = None
     lists: dict[str, tuple[str, ...]] = {}
+    own = GROUP_OPTIONS.get(name, ())
     for key, value in options.items():
-        if key in ("fileRegex", "description"):
-            continue
-        if key not in own:
+        loc = where + (1, key)
+        if key == "fileRegex":
+            if not isinstance(value, str):
+                # null included: no pattern would be an edit without bounds, which the file did not ask for
+                kind = "null" if value is None else type(value).__name__
+                problems.append(Problem(loc, f"groups.{i}.fileRegex: must be a string (a regular expression), got {kind}"))
+                continue
+            try:
+                pattern = Pattern.compile(value)
+            except PatternError as exc:
+                problems.append(Problem(loc, f"groups.{i}.fileRegex: {exc}"))
+        elif key == "description":
+            if value is not None and not isinstance(value, str):
+                problems.append(Problem(loc, f"groups.{i}.description: must be a string"))
+            description = value
+        elif key in own:
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                problems.append(Problem(loc, f"groups.{i}.{key}: must be a list of non-empty strings"))
+                continue
+            lists[key] = tuple(v.strip() for v in value)
+        else:
             expected = ", ".join(("fileRegex", "description", *own))
-            return {}, (where + (1, key), f"groups.{i}.{key}: not an option of group {group!r} (expected {expected})")
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            return {}, (where + (1, key), f"groups.{i}.{key}: must be a list of non-empty strings")
-        lists[key] = tuple(v.strip() for v in value)
-    return lists, None
+            unknown = f"groups.{i}.{key}: not an option of group {name!r} (expected {expected})"
+            meant = _meant(str(key), RESTRICTING.get(name, ()))
+            if meant is not None:
+                problems.append(Problem(loc, f"{unknown}; did you mean {meant}? Without it the group would allow more than the file says"))
+            else:
+                problems.append(Problem(loc, f"{unknown}; ignored", warning=True))
+    if any(not p.warning for p in problems):
+        return None, problems
+    return Group(name, pattern, description, **lists), problems
+
+
+def _meant(key: str, options: tuple[str, ...]) -> str | None:
+    """The option `key` is probably a misspelling of (case, `_`, a letter or two), if any."""
+    folded = key.casefold().replace("_", "").replace("-", "")
+    for option in options:
+        if folded == option.casefold():
+            return option
+    close = difflib.get_close_matches(key, options, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def _validate(data: Any, source: str, origin: str) -> tuple[Mode | None, list[Problem]]:
     if not isinstance(data, dict):
-        return None, [((), "a mode must be a mapping with slug, name, roleDefinition and groups")]
+        return None, [Problem((), "a mode must be a mapping with slug, name, roleDefinition and groups")]
     problems: list[Problem] = []
     fields = None
     try:
@@ -120,10 +145,10 @@ def _validate(data: Any, source: str, origin: str) -> tuple[Mode | None, list[Pr
         for err in exc.errors():
             name = ".".join(str(p) for p in err["loc"])
             msg = err["msg"].removeprefix("Value error, ")
-            problems.append((err["loc"] if err["type"] != "missing" else (), f"{name}: {msg[:1].lower()}{msg[1:]}"))
+            problems.append(Problem(err["loc"] if err["type"] != "missing" else (), f"{name}: {msg[:1].lower()}{msg[1:]}"))
     groups, group_problems = _groups(data)
     problems += group_problems
-    if problems or fields is None:
+    if fields is None or any(not p.warning for p in problems):
         return None, problems
     mode = Mode(
         slug=fields.slug,
@@ -136,7 +161,7 @@ def _validate(data: Any, source: str, origin: str) -> tuple[Mode | None, list[Pr
         source=source,
         origin=origin,
     )
-    return mode, []
+    return mode, problems  # warnings only
 
 
 def parse_modes(text: str, source: str, origin: str = "<memory>") -> LoadResult:

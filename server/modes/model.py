@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from protocol import GroupEntry, GroupOptions
 
@@ -48,13 +48,15 @@ PHASE_ONLY: dict[str, str] = {"plan_mode_respond": "plan", "act_mode_respond": "
 
 
 class Diagnostic(NamedTuple):
-    """A problem in a mode file. Lines and columns are 0-based, as in LSP."""
+    """A problem in a mode file. Lines and columns are 0-based, as in LSP. An error left something
+    out (the file, a mode); a warning is about something that loaded."""
 
     line: int
     column: int
     end_line: int
     end_column: int
     message: str
+    severity: Literal["error", "warning"] = "error"
 
 
 class LoadResult(NamedTuple):
@@ -64,6 +66,9 @@ class LoadResult(NamedTuple):
 
 #: The options each group takes beyond fileRegex and description (which any group takes).
 GROUP_OPTIONS: dict[str, tuple[str, ...]] = {"mcp": ("servers",), "command": ("allow", "deny")}
+
+#: The options that narrow what a group allows (fileRegex only narrows edit).
+RESTRICTING: dict[str, tuple[str, ...]] = {"edit": ("fileRegex",), "mcp": ("servers",), "command": ("allow", "deny")}
 
 
 @dataclass(frozen=True)

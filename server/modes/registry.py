@@ -1,7 +1,8 @@
 """All modes of a workspace: built-ins, then the global, `.roomodes` and `.modus/modes.yaml` files.
 
 Precedence, highest first: `<workspace>/.modus/modes.yaml`, `<workspace>/.roomodes`, the global
-`modes.yaml`. A custom mode with a built-in slug replaces the built-in in place; new slugs are
+`modes.yaml`, then the file the `globalModesFile` setting names (Roo Code's global
+`custom_modes.yaml`, say), if any. A custom mode with a built-in slug replaces the built-in in place; new slugs are
 appended. Files are re-read when their modification time, size or inode changes (finding out
 is a few `stat` calls, cheap enough to run before every use). A file is read as untrusted
 input (server.untrusted): off the event loop, bounded in size and time.
@@ -18,8 +19,10 @@ from ..userdirs import config_dir
 from ..untrusted import Refused, Signature, off_loop, read_text, signature
 from .model import BUILTIN_MODES, DEFAULT_MODE, Diagnostic, LoadResult, Mode
 
-#: A modes file larger than this is not read (Roo's own files are a few KiB).
-MAX_FILE_BYTES = 256 * 1024
+#: A modes file larger than this is not read. Real `.roomodes` reach a few hundred KiB (a team's
+#: modes, each with pages of instructions); the node and alias limits and the time limit of
+#: server.untrusted keep a hostile one harmless, whatever its size.
+MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
 def refused(reason: Exception) -> LoadResult:
@@ -39,30 +42,51 @@ class ModeFile(NamedTuple):
     source: str  # "project" or "global"
 
 
-def mode_files(workspace: Path, global_path: Path | None = None) -> tuple[ModeFile, ...]:
-    """The custom-mode files, highest precedence first."""
-    return (
+def mode_files(workspace: Path, global_path: Path | None = None, more: Path | None = None) -> tuple[ModeFile, ...]:
+    """The custom-mode files, highest precedence first; `more`: a global one read besides."""
+    files = (
         ModeFile(workspace / ".modus" / "modes.yaml", "project"),
         ModeFile(workspace / ".roomodes", "project"),
         ModeFile(global_path or global_modes_path(), "global"),
     )
-
-
+    if more is None or any(f.path == more for f in files):
+        return files
+    return files + (ModeFile(more, "global"),)
 
 
 class ModeRegistry:
     """The modes of a workspace. Nothing is read at construction: `refresh()` (blocking) or
     `await refresh_off_loop()` reads the files whose signature changed since the last read."""
 
-    def __init__(self, workspace: Path, global_path: Path | None = None):
+    def __init__(self, workspace: Path, global_path: Path | None = None, more: Path | None = None):
         self.workspace = Path(os.path.realpath(workspace))
-        self.files = mode_files(workspace, global_path)
+        self._where = (workspace, global_path)
+        self.files = mode_files(workspace, global_path, more)
         #: Called with the files that were re-read, to publish their diagnostics.
         self.on_change: Callable[[list[ModeFile]], None] | None = None
         self._signatures: dict[Path, Signature | None] = {}
         self._results: dict[Path, LoadResult] = {}
         self._modes: tuple[Mode, ...] = BUILTIN_MODES
         self._by_slug: dict[str, Mode] = {m.slug: m for m in BUILTIN_MODES}
+
+    def read_also(self, path: Path | None) -> bool:
+        """Read `path` too, as a global modes file below the others (the `globalModesFile`
+        setting); None: no such file. Whether that changed anything. A file no longer read
+        takes its modes and its diagnostics with it at once; a new one is read by the next
+        refresh, like a file that changed."""
+        files = mode_files(*self._where, path)
+        if files == self.files:
+            return False
+        gone = [f for f in self.files if f not in files]
+        self.files = files
+        for f in gone:
+            self._signatures.pop(f.path, None)
+            self._results.pop(f.path, None)
+        if gone:
+            self._merge()
+            if self.on_change is not None:
+                self.on_change(gone)
+        return True
 
     def stale(self) -> list[tuple[ModeFile, Signature | None]]:
         """The files that changed since they were read, with their new signature (a few stat calls)."""

@@ -6,6 +6,7 @@ Each component is a pure function of a `PromptContext`; `COMPONENTS` is the orde
 from __future__ import annotations
 
 import platform
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -229,8 +230,37 @@ def summons(ctx: PromptContext) -> str:
 def modes_list(ctx: PromptContext) -> str:
     lines = ["MODES", "", "Switch with switch_mode when another mode fits the work better:"]
     for m in ctx.modes:
-        lines.append(f'* "{m.name}" mode ({m.slug}): {m.when_to_use or m.description or m.role_definition.splitlines()[0]}')
+        lines.append(f'* "{m.name}" mode ({m.slug}): {mode_summary(m)}')
     return "\n".join(lines)
+
+
+def mode_summary(mode: Mode) -> str:
+    """What the modes list says of a mode: its whenToUse, else its description, else the first
+    sentence of its role definition (the whole definition, in every request, is the mode's own
+    prompt's business). A text of several lines keeps them, indented under the mode's line."""
+    for text in (mode.when_to_use, mode.description):
+        if text and text.strip():
+            return "\n  ".join(line.rstrip() for line in text.strip().splitlines())
+    return first_sentence(mode.role_definition)
+
+
+#: A sentence ends at `.`, `!` or `?` followed by a space or the end of the line (not in "e.g. ",
+#: "i.e. ": "Node.js" and "v1.2" do not end one either).
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s|$)")
+#: The longest first sentence the modes list shows; a longer one is cut at a word, with "…".
+FIRST_SENTENCE_CHARS = 200
+
+
+def first_sentence(text: str, limit: int = FIRST_SENTENCE_CHARS) -> str:
+    """The first sentence of `text`'s first non-blank line, its end mark included, at most
+    `limit` characters (cut at a word, "…" added)."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    end = _SENTENCE_END.search(line)
+    sentence = line[: end.end()] if end else line
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence.rfind(" ", 0, limit)
+    return sentence[: cut if cut > limit // 2 else limit - 1].rstrip() + "…"
 
 
 def rules(ctx: PromptContext) -> str:

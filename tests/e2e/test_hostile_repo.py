@@ -43,7 +43,7 @@ async def test_traps_in_mode_and_rule_files(workspace: Path, tmp_path: Path):
         fifo = diagnostics[from_fs_path(str(workspace / ".roomodes"))][0].message
         aliases = diagnostics[from_fs_path(str(workspace / ".modus" / "modes.yaml"))][0].message
         assert fifo == "Modes file not read: it is a FIFO, not a regular file"
-        assert aliases == "Modes file not read: it expands to more than 100,000 nodes (YAML aliases)"
+        assert aliases == "Modes file not read: its YAML aliases add more than 100,000 nodes"
         [shown] = [m.message for m in editor.client.messages if "Rule files" in m.message]
         assert "AGENTS.md: it leads outside the workspace (to /dev/zero)" in shown
         assert ".modus/rules/wait.md: it is a FIFO, not a regular file" in shown

@@ -337,6 +337,51 @@ async def test_mode_file_diagnostics_and_reload(editor, workspace):
     assert (await editor.request(methods.MODES_SWITCH, {"slug": "reviewer"}))["mode"]["name"] == "Reviewer"
 
 
+ROOMODES_AS_ROO_READS_THEM = (
+    "\ufeff{\n"  # a byte order mark, then JSON indented with tabs
+    '\t"customModes": [\n'
+    '\t\t{"slug": "writer", "name": "No", "roleDefinition": "You write.",\n'
+    '\t\t "groups": [["edit", {"fileRegex": "\\\\.md$", "foo": 1}]]},\n'
+    '\t\t{"slug": "loose", "name": "Loose", "roleDefinition": "r",\n'
+    '\t\t "groups": [["edit", {"fileRegex": null}]]}\n'
+    "\t]\n"
+    "}\n"
+)
+
+
+async def test_roomodes_warnings_and_errors_have_their_severity_and_line(editor, workspace):
+    mode_file = workspace / ".roomodes"
+    mode_file.write_text(ROOMODES_AS_ROO_READS_THEM, encoding="utf-8")
+    await editor.start()
+    diagnostics = await editor.wait_for(lambda: editor.client.diagnostics.get(mode_file.as_uri()))
+    assert [(d.range.start.line, d.severity) for d in diagnostics] == [
+        (3, lsp.DiagnosticSeverity.Warning),  # an unknown option: the mode loads
+        (5, lsp.DiagnosticSeverity.Error),  # fileRegex null: the mode is skipped, never unbounded
+    ]
+    assert "groups.0.foo: not an option of group 'edit'" in diagnostics[0].message
+    assert diagnostics[1].message == "Mode 'loose' skipped: groups.0.fileRegex: must be a string (a regular expression), got null"
+    listed = {m["slug"]: m for m in (await editor.request(methods.MODES_LIST))["modes"]}
+    assert "loose" not in listed
+    assert (listed["writer"]["name"], listed["writer"]["groups"]) == ("No", [["edit", {"fileRegex": "\\.md$"}]])
+
+
+async def test_global_modes_file_reads_roos_custom_modes_where_the_user_points(editor, tmp_path):
+    roo = tmp_path / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline" / "settings" / "custom_modes.yaml"
+    roo.parent.mkdir(parents=True)
+    roo.write_text("customModes:\n  - slug: from-roo\n    name: On\n    roleDefinition: You came along. Welcome.\n    groups: [read, [edit, {fileRegex: null}]]\n"
+                   "  - slug: roo-ok\n    name: Roo OK\n    roleDefinition: r\n    groups: [read]\n")
+    await editor.start({"globalModesFile": str(roo)})
+    listed = {m["slug"]: m for m in (await editor.request(methods.MODES_LIST))["modes"]}
+    assert (listed["roo-ok"]["name"], listed["roo-ok"]["source"]) == ("Roo OK", "global") and "from-roo" not in listed
+    [problem] = await editor.wait_for(lambda: editor.client.diagnostics.get(roo.as_uri()))
+    assert problem.range.start.line == 4 and "groups.1.fileRegex: must be a string" in problem.message
+
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"modus": {}}))
+    listed = {m["slug"] for m in (await editor.request(methods.MODES_LIST))["modes"]}
+    assert "roo-ok" not in listed
+    await editor.wait_for(lambda: len(editor.client.diagnostics[roo.as_uri()]) == 0)  # its problems go with it
+
+
 async def test_settings_problems_are_shown_and_the_rest_applies(editor):
     await editor.start({"yolo": "maybe", "autoApprove": {"edit": True}, "agents": []})
     await editor.wait_for(lambda: editor.client.messages)

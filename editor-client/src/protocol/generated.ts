@@ -810,6 +810,10 @@ export interface Settings {
   checkpoints?: boolean;
   commandTimeoutSeconds?: number;
   condenseThreshold?: number;
+  /**
+   * A modes file read besides the global modes.yaml (e.g. Roo Code's custom_modes.yaml)
+   */
+  globalModesFile?: string | null;
   maxConsecutiveMistakes?: number;
   maxRequestsPerTurn?: number;
   maxRetries?: number;

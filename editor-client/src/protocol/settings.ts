@@ -11,6 +11,7 @@ export const SERVER_SETTING_KEYS = [
   'agents',
   'members',
   'stateDir',
+  'globalModesFile',
 ] as const;
 
 /**

@@ -91,15 +91,16 @@ async def _watch_mode_files(server: Server) -> None:
     if not watched or not watched.dynamic_registration or server.session is None:
         return
     watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in MODE_FILE_GLOBS]
-    global_file = server.session.modes.files[-1].path
     if watched.relative_pattern_support:
         from pygls.uris import from_fs_path
 
-        watchers.append(
-            lsp.FileSystemWatcher(
-                glob_pattern=lsp.RelativePattern(base_uri=from_fs_path(str(global_file.parent)), pattern=global_file.name)
-            )
-        )
+        for f in server.session.modes.files:  # the global modes.yaml, and globalModesFile's
+            if f.source == "global":
+                watchers.append(
+                    lsp.FileSystemWatcher(
+                        glob_pattern=lsp.RelativePattern(base_uri=from_fs_path(str(f.path.parent)), pattern=f.path.name)
+                    )
+                )
     registration = lsp.Registration(
         id="modus-mode-files",
         method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
