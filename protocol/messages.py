@@ -507,3 +507,11 @@ class StartInModeArgs(Input):
     uri: str
     range: dict[str, Any]
     prompt: str
+
+
+def warm() -> None:
+    """Every payload's validator and serializer built now (they are deferred to their first use,
+    which a server's first turn would wait for): called in the background, ahead of it."""
+    for value in list(globals().values()):
+        if isinstance(value, type) and issubclass(value, Wire) and value.__module__ == __name__:
+            value.model_rebuild()

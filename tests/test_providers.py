@@ -657,4 +657,6 @@ def test_what_the_first_turn_runs_is_named_as_it_imports():
     from server.agent.session import TURN_MODULES
 
     for name in TURN_MODULES:
-        importlib.import_module(name)
+        module, _, function = name.partition(":")
+        loaded = importlib.import_module(module)
+        assert not function or callable(getattr(loaded, function))

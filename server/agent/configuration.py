@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 #: What the first turn runs, imported on first use: loaded ahead in the background (providers.preload).
 TURN_MODULES = (
     "server.agent.loop", "server.agent.context", "server.agents.mentions", "server.agents.wakes",
-    "server.checkpoints", "server.agent.planner",
+    "server.checkpoints", "server.agent.planner", "server.tools:warm", "protocol.messages:warm",
 )
 
 

@@ -36,7 +36,8 @@ PRELOAD_AFTER = 0.5
 
 
 def preload(settings: Settings, then: Sequence[str] = (), after: float = PRELOAD_AFTER) -> None:
-    """Load ahead, in a background thread: the modules `then` names (what the first turn runs),
+    """Load ahead, in a background thread: the modules `then` names (what the first turn runs;
+    `module:function` also calls the function, which builds what the module would build then),
     then the SDK of each provider the settings name, with what its first request needs (its
     HTTP transport and TLS, loaded by making a client). An SDK takes a second or so to import
     (hundreds of types), which the first request would wait for; started as soon as the
@@ -57,7 +58,10 @@ def preload(settings: Settings, then: Sequence[str] = (), after: float = PRELOAD
 def _load(modules: list[str], providers: list[str], settings: Settings) -> None:
     try:
         for name in modules:
-            importlib.import_module(name)
+            module, _, function = name.partition(":")
+            loaded = importlib.import_module(module)
+            if function:
+                getattr(loaded, function)()
         for provider in providers:
             for name in SDK_MODULES[provider]:
                 importlib.import_module(name)

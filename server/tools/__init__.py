@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from ..prompt import params_schema
 from . import agents, command, edits, files, flow, mcp, plan, todos
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 from .gate import STAGES, ToolResult, run_tool
 
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for module in (files, edits, command, flow, mcp, agents, plan, todos) for spec in module.TOOLS}
 
+
+
+def warm() -> None:
+    """Every tool's parameter schema built, as the first model request would (loaded ahead)."""
+    for spec in TOOLS.values():
+        params_schema(spec.params)
 
 
 def specs(names: frozenset[str]) -> list[ToolSpec]:
