@@ -190,6 +190,23 @@ class RulesListResult(Wire):
     rules: list[RuleInfo]
 
 
+class CommandInfo(Wire):
+    """A slash command: `/<name> <arguments>` in `modus/chat/send` sends its text."""
+
+    name: str
+    description: Opt[str] = None
+    argument_hint: Opt[str] = None
+    mode: Opt[str] = None
+    phase: Opt[Phase] = None
+    source: Literal["workspace", "global"]
+    #: its file: workspace-relative, or absolute for the user's own
+    path: str
+
+
+class CommandsListResult(Wire):
+    commands: list[CommandInfo]
+
+
 # ---------------------------------------------------------------- server -> client: modus/update
 
 

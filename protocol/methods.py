@@ -18,6 +18,7 @@ from .names import (
     CHAT_LIST,
     CHAT_OPEN,
     CHAT_SEND,
+    COMMANDS_LIST,
     MCP_LIST,
     MODES_LIST,
     MODES_SWITCH,
@@ -72,4 +73,5 @@ REQUESTS: dict[str, Request] = {
     CHECKPOINTS_RESTORE: Request("CheckpointsRestoreParams", "CheckpointsRestoreResult"),
     MCP_LIST: Request("EmptyParams", "McpListResult"),
     RULES_LIST: Request("RulesListParams", "RulesListResult"),
+    COMMANDS_LIST: Request("EmptyParams", "CommandsListResult"),
 }

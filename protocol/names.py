@@ -25,6 +25,7 @@ CHECKPOINTS_LIST = "modus/checkpoints/list"
 CHECKPOINTS_DIFF = "modus/checkpoints/diff"
 CHECKPOINTS_RESTORE = "modus/checkpoints/restore"
 RULES_LIST = "modus/rules/list"
+COMMANDS_LIST = "modus/commands/list"
 
 # server -> client
 UPDATE = "modus/update"

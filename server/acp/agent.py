@@ -50,6 +50,8 @@ class AcpSession:
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     closed: anyio.Event = field(default_factory=anyio.Event)
     prompting: bool = False
+    #: the slash commands last listed to the client (available_commands_update)
+    commands: tuple = ()
 
 
 class ModusAgent:
@@ -203,7 +205,15 @@ class ModusAgent:
         """What the client gets once it knows the session: the slash commands. Queued last in
         the handler: the outbox sends it after the handler returned, when the answer was sent."""
         opened.host.live = True
-        opened.host.send(acp.AvailableCommandsUpdate(session_update="available_commands_update", available_commands=tr.available_commands()))
+        self._list_commands(opened)
+
+    @staticmethod
+    def _list_commands(opened: AcpSession) -> None:
+        """Modus's own slash commands, then the workspace's and the user's prompt files; told
+        again when those changed."""
+        found = opened.session.config.commands.found
+        opened.commands = found
+        opened.host.send(acp.AvailableCommandsUpdate(session_update="available_commands_update", available_commands=tr.available_commands(found)))
 
     def _session(self, session_id: str) -> AcpSession:
         opened = self.sessions.get(session_id)
@@ -257,6 +267,8 @@ class ModusAgent:
         try:
             await session.refresh()
             host.tell_notices()
+            if session.config.commands.found != opened.commands:
+                self._list_commands(opened)
             command = tr.parse_command(typed)
             text = message(typed, attached)
             if command is not None:

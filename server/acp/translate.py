@@ -14,6 +14,7 @@ from acp import schema as acp
 from ..errors import ToolFailure
 
 if TYPE_CHECKING:
+    from ..prompt.commands import PromptCommand
     from protocol import Todo
 
     from ..host import FileChange
@@ -251,14 +252,17 @@ def config_options(modes: Sequence["Mode"], current: str, phase: str) -> list[ac
     ]
 
 
-def available_commands() -> list[acp.AvailableCommand]:
+def available_commands(prompt_files: Sequence[PromptCommand] = ()) -> list[acp.AvailableCommand]:
+    """Modus's own commands, then the prompt files' (prompt/commands.py) under other names."""
+    own = {name for name, _, _ in COMMANDS}
+    listed = [*COMMANDS, *((c.name, c.description or f"Send {c.path}", c.argument_hint) for c in prompt_files if c.name not in own)]
     return [
         acp.AvailableCommand(
             name=name,
             description=description,
             input=acp.AvailableCommandInput(root=acp.UnstructuredCommandInput(hint=hint)) if hint else None,
         )
-        for name, description, hint in COMMANDS
+        for name, description, hint in listed
     ]
 
 

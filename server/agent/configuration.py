@@ -23,6 +23,7 @@ from ..errors import BadRequest
 from ..host import Host
 from ..modes import Mode, ModeRegistry, global_modes_path
 from ..prompt import Participant, Rules, load_rules
+from ..prompt.commands import Commands, load_commands
 from ..providers import preload
 from ..settings import LayeredSettings
 from ..untrusted import Refused, check_inside, off_loop
@@ -63,8 +64,9 @@ class Configuration:
         self.client_settings = settings
         config_dir = (global_modes or global_modes_path()).parent
         self.layers = LayeredSettings(workspace.root, config_dir)
-        #: the user's own rules, for every workspace
+        #: the user's own rules and slash commands, for every workspace
         self.global_rules = config_dir / "rules"
+        self.global_commands = config_dir / "commands"
         self.told: set[str] = set()
         self.layers.load()  # a few small files, read before the store opens: stateDir may come from them
         self.settings = self.effective_settings()
@@ -73,6 +75,7 @@ class Configuration:
         self.state_dir = self.state_folder(self.settings)
         # what the repository holds (modes files, rules) is read by refresh(), off the loop
         self.rules = Rules()
+        self.commands = Commands()
         self.refreshed = False
         self.refresh_lock = anyio.Lock()
         from ..agents.config import WorkspaceAgents
@@ -108,6 +111,7 @@ class Configuration:
             not self.refreshed
             or self.refresh_lock.locked()  # a read under way: what it reads is not applied yet
             or self.rules.changed()
+            or self.commands.changed()
             or bool(self.modes.stale())
             or self.agents_file.stale()
             or self.layers.stale()
@@ -132,6 +136,8 @@ class Configuration:
                 await self.read_agents_file()
             if self.rules.changed():
                 await self.read_rules()
+            if self.commands.changed():
+                await self.read_commands()
             if self.mcp_stale():
                 await self.mcp.refresh()
             self.refreshed = True
@@ -141,13 +147,25 @@ class Configuration:
             rules = await off_loop(load_rules, self.workspace.root, self.global_rules)
         except Refused as exc:
             rules = Rules(skipped=(f"rules: {exc}",))
-        news = set(rules.skipped) - set(self.rules.skipped)
-        if news:
-            log.warning("rules skipped: %s", "; ".join(sorted(news)))
-            self.host.show_message("warning", "Rule files not read: " + "; ".join(sorted(news)))
+        self.tell_skipped("Rule files", self.rules.skipped, rules.skipped)
         if rules.files != self.rules.files:
             self.generation += 1  # tasks get the new rules in their prompt
         self.rules = rules
+
+    async def read_commands(self) -> None:
+        try:
+            commands = await off_loop(load_commands, self.workspace.root, self.global_commands)
+        except Refused as exc:
+            commands = Commands(skipped=(f"commands: {exc}",))
+        self.tell_skipped("Command files", self.commands.skipped, commands.skipped)
+        self.commands = commands
+
+    def tell_skipped(self, what: str, before: tuple[str, ...], now: tuple[str, ...]) -> None:
+        """What was newly left out of a read, told once: in the log, and to the user."""
+        news = sorted(set(now) - set(before))
+        if news:
+            log.warning("%s not read: %s", what, "; ".join(news))
+            self.host.show_message("warning", f"{what} not read: " + "; ".join(news))
 
     # ------------------------------------------------------------ settings
 

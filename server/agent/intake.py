@@ -63,6 +63,9 @@ class Intake:
         from ..agents import Chain, parse_user_message
 
         cid = self.conversations.current
+        typed, command = text, self.command(text)
+        if command is not None:
+            text = command
         composed = parse_user_message(text, self.config.agents, self.config.settings.members)
         # the mentioned agents, in parallel, each with the whole message; none: the responder;
         # a message made only of mentions starts nothing
@@ -70,13 +73,15 @@ class Intake:
         # a plan_mode_respond that waits for this answer (asked in PLAN: ACT now means the user switched)
         self.answer_waiting_call(cid, PLAN_REPLY_FOLLOWS if self.switcher.phase == "plan" else f"{PLAN_SWITCHED_TO_ACT} {PLAN_REPLY_FOLLOWS}")
         mentions = [protocol.Mention(raw=m.raw, kind=m.kind, name=m.name) for m in composed.mentions]
-        extra: dict = {"typed": text, "mentions": [m.wire() for m in mentions]} if mentions else {}
+        extra: dict = {"typed": typed, "mentions": [m.wire() for m in mentions]} if mentions else {}
+        if command is not None:
+            extra["typed"] = typed
         touched = list(dict.fromkeys([*files, *mentioned_files(text, self.config.workspace)]))
         if touched:
             extra[TOUCHED] = touched
         lead = targets[0] if targets else self.responder(cid)
         message = self.add_user_message(cid, composed.text if targets else text, self.switcher.task_for(lead), **extra)
-        self.config.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=text))
+        self.config.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=typed))
         chain = Chain.start(targets)
         for agent in targets:
             others = [a for a in targets if a != agent]
@@ -84,6 +89,24 @@ class Intake:
         return protocol.ChatSendResult(
             conversation_id=cid, message_id=message.id, text=message.text, dispatched=targets, mentions=mentions
         )
+
+    def command(self, text: str) -> str | None:
+        """A slash command's text for the model (prompt/commands.py), its mode and phase switched
+        to first as the user's; None when the message is none."""
+        typed = self.config.commands.typed(text)
+        if typed is None:
+            return None
+        command, arguments = typed
+        body = command.expand(arguments)
+        if not body.strip():
+            raise BadRequest(f"text: the command /{command.name} ({command.path}) has no text to send")
+        if command.mode is not None:
+            if self.config.modes.get(command.mode) is None:
+                raise BadRequest(f"text: the command /{command.name} ({command.path}) switches to mode '{command.mode}', which does not exist")
+            self.switcher.switch_mode(command.mode, by="user")
+        if command.phase is not None:
+            self.switcher.set_phase(command.phase, by="user")
+        return body
 
     async def tell(self, cid: str, agent: str, text: str) -> None:
         """Something the user did outside the chat (a plan decided from the palette), told to the

@@ -209,6 +209,10 @@ class Session:
     async def rules_list(self, params: RulesListParams) -> RulesListResult:
         return await self.rulebook.listed(params)
 
+    async def commands_list(self) -> protocol.CommandsListResult:
+        await self.refresh()
+        return views.commands(self.config.commands.found)
+
     def list_agents(self) -> AgentsListResult:
         return views.agents(self.config, self.mode_of)
 

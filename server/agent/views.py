@@ -9,6 +9,7 @@ from protocol import ModeRef, State
 
 from ..modes import Mode
 from ..plan import machine as plan_machine
+from ..prompt.commands import PromptCommand
 from .configuration import Configuration
 
 if TYPE_CHECKING:
@@ -67,4 +68,17 @@ def modes(modes: Sequence[Mode], current: str) -> protocol.ModesListResult:
             )
             for m in modes
         ],
+    )
+
+
+def commands(found: Sequence[PromptCommand]) -> protocol.CommandsListResult:
+    """The slash commands of the workspace and the user's, each once (the first of its name)."""
+    return protocol.CommandsListResult(
+        commands=[
+            protocol.CommandInfo(
+                name=c.name, description=c.description, argument_hint=c.argument_hint, mode=c.mode, phase=c.phase,
+                source=c.source, path=c.path,
+            )
+            for c in found
+        ]
     )

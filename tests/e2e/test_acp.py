@@ -823,3 +823,24 @@ async def test_initialize_is_answered_before_the_agent_loads_and_unreadable_capa
         await asyncio.wait_for(process.wait(), TIMEOUT)
     log = (await process.stderr.read()).decode()
     assert "initialize: the client's capabilities could not be read" in log and "taken as none" in log
+
+
+async def test_the_workspace_slash_commands_are_listed_and_sent_expanded(editor, tmp_path):
+    ws = workspace_with(tmp_path / "ws", [done("Reviewed.")])
+    (ws / ".claude" / "commands").mkdir(parents=True)
+    (ws / ".claude" / "commands" / "review.md").write_text("---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $1 with care.")
+    (ws / ".claude" / "commands" / "plan.md").write_text("Modus's own /plan comes first.")
+    sid = (await editor.new(ws)).session_id
+    [commands] = await editor.client.wait_for(lambda: editor.client.of(sid, "available_commands_update") or None, "the commands")
+    listed = {c.name: c for c in commands.available_commands}
+    assert list(listed) == ["plan", "act", "mode", "plan-change", "trust", "condense", "review"]
+    assert listed["review"].description == "Review a file" and listed["review"].input.root.hint == "<file>"
+    assert await editor.prompt(sid, "/review app.py") == "end_turn"
+    from server.state import Store
+
+    store = Store(ws / ".modus" / "state")
+    try:
+        [user] = [m for m in store.messages(sid) if m.role == "user"]
+    finally:
+        store.close()
+    assert (user.text, user.metadata["typed"]) == ("Review app.py with care.", "/review app.py")

@@ -47,6 +47,8 @@ export interface ModusProtocol {
   CheckpointsListResult?: CheckpointsListResult;
   CheckpointsRestoreParams?: CheckpointsRestoreParams;
   CheckpointsRestoreResult?: CheckpointsRestoreResult;
+  CommandInfo?: CommandInfo;
+  CommandsListResult?: CommandsListResult;
   CondenseResult?: CondenseResult;
   Condensed?: Condensed;
   CondensedUpdate?: CondensedUpdate;
@@ -379,6 +381,28 @@ export interface CheckpointsRestoreResult {
   checkpoint: string;
   conversationId: string;
   restored: string[];
+}
+/**
+ * A slash command: `/<name> <arguments>` in `modus/chat/send` sends its text.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CommandInfo".
+ */
+export interface CommandInfo {
+  argumentHint?: string;
+  description?: string;
+  mode?: string;
+  name: string;
+  path: string;
+  phase?: 'plan' | 'act';
+  source: 'workspace' | 'global';
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "CommandsListResult".
+ */
+export interface CommandsListResult {
+  commands: CommandInfo[];
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -1063,6 +1087,7 @@ export interface Requests {
   "modus/checkpoints/diff": { params: CheckpointParams; result: CheckpointsDiffResult };
   "modus/checkpoints/list": { params: MaybeConversationParams; result: CheckpointsListResult };
   "modus/checkpoints/restore": { params: CheckpointsRestoreParams; result: CheckpointsRestoreResult };
+  "modus/commands/list": { params: EmptyParams; result: CommandsListResult };
   "modus/mcp/list": { params: EmptyParams; result: McpListResult };
   "modus/modes/list": { params: EmptyParams; result: ModesListResult };
   "modus/modes/switch": { params: ModesSwitchParams; result: State };
@@ -1098,6 +1123,7 @@ export const Method = {
   checkpointsDiff: "modus/checkpoints/diff",
   checkpointsList: "modus/checkpoints/list",
   checkpointsRestore: "modus/checkpoints/restore",
+  commandsList: "modus/commands/list",
   mcpList: "modus/mcp/list",
   modesList: "modus/modes/list",
   modesSwitch: "modus/modes/switch",

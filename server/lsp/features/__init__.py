@@ -6,10 +6,10 @@ repository's files read again when they changed) and `workspace/executeCommand` 
 called with the session (`requests.Routes`).
 """
 
-from . import chat, checkpoints, code_actions, mcp, modes, plan, rules, todos, workspace
+from . import chat, checkpoints, code_actions, commands, mcp, modes, plan, rules, todos, workspace
 from .requests import Routes
 
 #: The areas registered with `Routes`, in order (after `workspace`).
-ROUTED = (chat, modes, plan, code_actions, todos, checkpoints, mcp, rules)
+ROUTED = (chat, modes, plan, code_actions, todos, checkpoints, mcp, rules, commands)
 
 __all__ = ["ROUTED", "Routes", "workspace"]
