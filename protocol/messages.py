@@ -207,6 +207,19 @@ class CommandsListResult(Wire):
     commands: list[CommandInfo]
 
 
+class SkillInfo(Wire):
+    """A skill: `path` is its SKILL.md, workspace-relative, or absolute for the user's own."""
+
+    name: str
+    description: str
+    path: str
+    source: Literal["workspace", "global"]
+
+
+class SkillsListResult(Wire):
+    skills: list[SkillInfo]
+
+
 # ---------------------------------------------------------------- server -> client: modus/update
 
 

@@ -27,6 +27,7 @@ from .names import (
     PLAN_REJECT,
     PROMPT_GET,
     RULES_LIST,
+    SKILLS_LIST,
     STATE,
     TODOS_GET,
 )
@@ -74,4 +75,5 @@ REQUESTS: dict[str, Request] = {
     MCP_LIST: Request("EmptyParams", "McpListResult"),
     RULES_LIST: Request("RulesListParams", "RulesListResult"),
     COMMANDS_LIST: Request("EmptyParams", "CommandsListResult"),
+    SKILLS_LIST: Request("EmptyParams", "SkillsListResult"),
 }

@@ -26,6 +26,7 @@ CHECKPOINTS_DIFF = "modus/checkpoints/diff"
 CHECKPOINTS_RESTORE = "modus/checkpoints/restore"
 RULES_LIST = "modus/rules/list"
 COMMANDS_LIST = "modus/commands/list"
+SKILLS_LIST = "modus/skills/list"
 
 # server -> client
 UPDATE = "modus/update"

@@ -24,6 +24,7 @@ from ..host import Host
 from ..modes import Mode, ModeRegistry, global_modes_path
 from ..prompt import Participant, Rules, load_rules
 from ..prompt.commands import Commands, load_commands
+from ..prompt.skills import Skills, load_skills
 from ..providers import preload
 from ..settings import LayeredSettings
 from ..untrusted import Refused, check_inside, off_loop
@@ -67,6 +68,7 @@ class Configuration:
         #: the user's own rules and slash commands, for every workspace
         self.global_rules = config_dir / "rules"
         self.global_commands = config_dir / "commands"
+        self.global_skills = (config_dir / "skills", Path("~/.claude/skills").expanduser())
         self.told: set[str] = set()
         self.layers.load()  # a few small files, read before the store opens: stateDir may come from them
         self.settings = self.effective_settings()
@@ -76,6 +78,7 @@ class Configuration:
         # what the repository holds (modes files, rules) is read by refresh(), off the loop
         self.rules = Rules()
         self.commands = Commands()
+        self.skills = Skills()
         self.refreshed = False
         self.refresh_lock = anyio.Lock()
         from ..agents.config import WorkspaceAgents
@@ -112,6 +115,7 @@ class Configuration:
             or self.refresh_lock.locked()  # a read under way: what it reads is not applied yet
             or self.rules.changed()
             or self.commands.changed()
+            or self.skills.changed()
             or bool(self.modes.stale())
             or self.agents_file.stale()
             or self.layers.stale()
@@ -138,6 +142,8 @@ class Configuration:
                 await self.read_rules()
             if self.commands.changed():
                 await self.read_commands()
+            if self.skills.changed():
+                await self.read_skills()
             if self.mcp_stale():
                 await self.mcp.refresh()
             self.refreshed = True
@@ -159,6 +165,16 @@ class Configuration:
             commands = Commands(skipped=(f"commands: {exc}",))
         self.tell_skipped("Command files", self.commands.skipped, commands.skipped)
         self.commands = commands
+
+    async def read_skills(self) -> None:
+        try:
+            skills = await off_loop(load_skills, self.workspace.root, self.global_skills)
+        except Refused as exc:
+            skills = Skills(skipped=(f"skills: {exc}",))
+        self.tell_skipped("Skills", self.skills.skipped, skills.skipped)
+        if skills.found != self.skills.found:
+            self.generation += 1  # tasks list the skills in their prompt
+        self.skills = skills
 
     def tell_skipped(self, what: str, before: tuple[str, ...], now: tuple[str, ...]) -> None:
         """What was newly left out of a read, told once: in the log, and to the user."""

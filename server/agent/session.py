@@ -213,6 +213,10 @@ class Session:
         await self.refresh()
         return views.commands(self.config.commands.found)
 
+    async def skills_list(self) -> protocol.SkillsListResult:
+        await self.refresh()
+        return views.skills(self.config.skills.found)
+
     def list_agents(self) -> AgentsListResult:
         return views.agents(self.config, self.mode_of)
 

@@ -85,12 +85,14 @@ class Switcher:
 
     def prompt_context(self, mode: Mode, phase: str, agent: str, conversation_id: str | None = None) -> PromptContext:
         config, settings = self.config.agent(agent), self.config.settings
-        tools = enabled_tools(mode, phase, settings.yolo, handoffs=len(self.config.agents) > 1)
+        skills = self.config.skills.for_mode(mode.skills)
+        tools = enabled_tools(mode, phase, settings.yolo, handoffs=len(self.config.agents) > 1, skills=bool(skills))
         return PromptContext(
             mode=mode,
             phase=phase,
             tools=tools,
             docs=ToolDocs(tools),
+            skills=tuple((s.name, s.description) for s in skills),
             mcp=self.config.mcp_views(mode, tools),
             modes=self.config.modes.modes,
             workspace=self.config.workspace.root,

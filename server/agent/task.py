@@ -11,7 +11,7 @@ from functools import cached_property
 
 from protocol import Model, ModelsConfig, TaskInfo, TaskModel
 
-from ..modes import HANDOFF_TOOLS, PHASE_ONLY, Mode
+from ..modes import HANDOFF_TOOLS, PHASE_ONLY, SKILL_TOOL, Mode
 from ..prompt import PromptContext, SystemPrompt, build_prompt, params_schema
 from ..providers import ModelClient, ModelLimits, ScriptCursor, ToolSchema, open_model
 from ..state.store import new_id
@@ -108,12 +108,14 @@ def resolve_model(models: ModelsConfig, mode: str, phase: str, agent_model: Mode
     return chosen
 
 
-def enabled_tools(mode: Mode, phase: str, yolo: bool, handoffs: bool = False) -> frozenset[str]:
+def enabled_tools(mode: Mode, phase: str, yolo: bool, handoffs: bool = False, skills: bool = False) -> frozenset[str]:
     """The names of the tools a task of this mode and phase has (yolo asks the user nothing;
-    `handoffs`: there are other agents to hand work to)."""
+    `handoffs`: there are other agents to hand work to; `skills`: the mode may use one)."""
     names = {name for name in mode.tools() if PHASE_ONLY.get(name, phase) == phase}
     if handoffs:
         names |= HANDOFF_TOOLS
+    if skills and mode.group("read") is not None:
+        names.add(SKILL_TOOL)
     if yolo:
         names.discard("ask_followup_question")
     return frozenset(names)

@@ -10,6 +10,7 @@ from protocol import ModeRef, State
 from ..modes import Mode
 from ..plan import machine as plan_machine
 from ..prompt.commands import PromptCommand
+from ..prompt.skills import Skill
 from .configuration import Configuration
 
 if TYPE_CHECKING:
@@ -82,3 +83,8 @@ def commands(found: Sequence[PromptCommand]) -> protocol.CommandsListResult:
             for c in found
         ]
     )
+
+
+def skills(found: Sequence[Skill]) -> protocol.SkillsListResult:
+    """The skills of the workspace and the user's, each once (the first of its name)."""
+    return protocol.SkillsListResult(skills=[protocol.SkillInfo(name=s.name, description=s.description, path=s.path, source=s.source) for s in found])

@@ -1,6 +1,6 @@
 """Modes: personas with tool groups and file rules (SPEC §1)."""
 
-from .model import ALWAYS_AVAILABLE, BUILTIN_MODES, DEFAULT_MODE, GROUP_TOOLS, HANDOFF_TOOLS, PHASE_ONLY, Diagnostic, Group, Mode
+from .model import ALWAYS_AVAILABLE, BUILTIN_MODES, DEFAULT_MODE, GROUP_TOOLS, HANDOFF_TOOLS, PHASE_ONLY, SKILL_TOOL, Diagnostic, Group, Mode
 from .patterns import Pattern, PatternError
 from .registry import ModeRegistry, global_modes_path
 
@@ -21,6 +21,7 @@ __all__ = [
     "GROUP_TOOLS",
     "HANDOFF_TOOLS",
     "PHASE_ONLY",
+    "SKILL_TOOL",
     "Diagnostic",
     "Group",
     "Mode",

@@ -31,6 +31,8 @@ class _ModeFields(BaseModel):
     whenToUse: str | None = None
     description: str | None = None
     customInstructions: str | None = None
+    #: the skills the mode may use (absent: all)
+    skills: list[str] | None = None
 
     @field_validator("slug")
     @classmethod
@@ -158,6 +160,7 @@ def _validate(data: Any, source: str, origin: str) -> tuple[Mode | None, list[Pr
         when_to_use=fields.whenToUse,
         description=fields.description,
         custom_instructions=fields.customInstructions,
+        skills=tuple(fields.skills) if fields.skills is not None else None,
         source=source,
         origin=origin,
     )

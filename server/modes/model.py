@@ -40,6 +40,9 @@ ALWAYS_AVAILABLE: tuple[str, ...] = (
     "plan_modify",
 )
 
+#: The tool that opens a skill: a task has it when its mode may use one (group read).
+SKILL_TOOL = "use_skill"
+
 #: Tools for hand-offs between agents: a task has them when its conversation has other agents.
 HANDOFF_TOOLS = frozenset({"send_to_agent", "ask_agent", "delegate_task"})
 
@@ -104,6 +107,8 @@ class Mode:
     when_to_use: str | None = None
     description: str | None = None
     custom_instructions: str | None = None
+    #: the skills it may use, by name (None: all)
+    skills: tuple[str, ...] | None = None
     source: str = "builtin"
     #: Where the mode was defined (a file path), for messages; None for built-ins.
     origin: str | None = field(default=None, compare=False)

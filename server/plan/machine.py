@@ -52,7 +52,7 @@ TODO_TOOLS = frozenset({"todo_read", "todo_write", "update_todo_list"})
 TALK_TOOLS = frozenset({"ask_followup_question", "attempt_completion", "plan_mode_respond", "act_mode_respond"})
 
 #: What runs from plan_enter until the user approves: nothing that writes.
-ALLOWED_BEFORE_APPROVAL = READ_TOOLS | TODO_TOOLS | TALK_TOOLS | frozenset(PLAN_TOOLS)
+ALLOWED_BEFORE_APPROVAL = READ_TOOLS | TODO_TOOLS | TALK_TOOLS | frozenset(PLAN_TOOLS) | {"use_skill"}  # a skill's instructions: read only
 
 _STATE_WORDS = {
     "normal": "no plan is active",

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Sequence
 
-from ..modes import GROUP_TOOLS, Mode
+from ..modes import GROUP_TOOLS, SKILL_TOOL, Mode
 from .rules import RuleFile, Rules, load_rules
 
 if TYPE_CHECKING:
@@ -63,6 +63,8 @@ class PromptContext:
     mcp: tuple["McpServerView", ...] = ()
     #: The enabled tools as the prompt lists them, in the tool registry's order (tools.specs).
     docs: tuple[ToolDoc, ...] = ()
+    #: The skills the mode may use: (name, description), never their bodies (use_skill has them).
+    skills: tuple[tuple[str, str], ...] = ()
 
 
 class Section(NamedTuple):
@@ -274,6 +276,19 @@ def rules(ctx: PromptContext) -> str:
     return "\n".join(lines)
 
 
+def skills(ctx: PromptContext) -> str:
+    if not ctx.skills or SKILL_TOOL not in ctx.tools:
+        return ""
+    lines = [
+        "SKILLS",
+        "",
+        "A skill holds instructions (and sometimes files) for one kind of task. When the task matches a "
+        f"skill's description, call {SKILL_TOOL} with its name before you start, then follow it.",
+        "",
+    ]
+    return "\n".join(lines + [f"- {name}: {description}" for name, description in ctx.skills])
+
+
 def system_information(ctx: PromptContext) -> str:
     return (
         "SYSTEM INFORMATION\n\n"
@@ -295,6 +310,7 @@ COMPONENTS: tuple[tuple[str, Callable[[PromptContext], str]], ...] = (
     ("act_vs_plan", act_vs_plan),
     ("summons", summons),
     ("modes", modes_list),
+    ("skills", skills),
     ("rules", rules),
     ("system_information", system_information),
     ("custom_instructions", custom_instructions),

@@ -7,8 +7,10 @@ The order is the table `STAGES`; each stage either lets the call through or rais
 from __future__ import annotations
 
 import logging
+import os
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Awaitable, Callable
 
 import anyio
@@ -27,6 +29,7 @@ from .shell import check_command
 from ..errors import (
     FileRestrictionError,
     InvalidParams,
+    OutsideWorkspace,
     PlanModeBlocked,
     ToolFailure,
     ToolError,
@@ -121,9 +124,22 @@ async def phase_and_plan(run: GateRun) -> None:
         )
 
 
+def resolve(run: GateRun, raw: str) -> WorkspacePath:
+    """Where a path of the call points, inside the workspace; read_file may also read the files
+    of a skill (use_skill lists them: a global skill's are outside)."""
+    try:
+        return run.ctx.workspace.resolve(raw)
+    except OutsideWorkspace:
+        skill = run.ctx.ports.config.skills.owner(Path(raw).expanduser()) if run.spec.name == "read_file" else None
+        if skill is None:
+            raise
+        real = Path(os.path.realpath(Path(raw).expanduser()))
+        return WorkspacePath(real, str(real))
+
+
 async def workspace_and_file_rules(run: GateRun) -> None:
     assert run.spec is not None and run.params is not None
-    run.paths = [run.ctx.workspace.resolve(raw) for raw in run.params.paths()]
+    run.paths = [resolve(run, raw) for raw in run.params.paths()]
     if not run.spec.edits:
         return
     for target in run.paths:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..host import Host
     from ..mcp import McpHub
     from ..modes import Mode
+    from ..prompt.skills import Skills
     from ..settings import LayeredSettings
     from ..state import StoredMessage
     from ..workspace import Workspace
@@ -36,6 +37,8 @@ class TaskView(Protocol):
     def mode(self) -> Mode: ...
     @property
     def phase(self) -> str: ...
+    @property
+    def tools(self) -> frozenset[str]: ...
 
 
 class Config(Protocol):
@@ -47,6 +50,8 @@ class Config(Protocol):
     def layers(self) -> LayeredSettings: ...
     @property
     def mcp(self) -> McpHub: ...
+    @property
+    def skills(self) -> Skills: ...
     def update_settings(self) -> None:
         """A settings file changed (a rule written to it): apply it now."""
 

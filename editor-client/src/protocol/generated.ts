@@ -96,6 +96,8 @@ export interface ModusProtocol {
   RulesListParams?: RulesListParams;
   RulesListResult?: RulesListResult;
   Settings?: Settings;
+  SkillInfo?: SkillInfo;
+  SkillsListResult?: SkillsListResult;
   StartInModeArgs?: StartInModeArgs;
   State?: State;
   StateChanged?: StateChanged;
@@ -853,6 +855,25 @@ export interface Settings {
   yolo?: boolean;
 }
 /**
+ * A skill: `path` is its SKILL.md, workspace-relative, or absolute for the user's own.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "SkillInfo".
+ */
+export interface SkillInfo {
+  description: string;
+  name: string;
+  path: string;
+  source: 'workspace' | 'global';
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "SkillsListResult".
+ */
+export interface SkillsListResult {
+  skills: SkillInfo[];
+}
+/**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "StartInModeArgs".
  */
@@ -1096,6 +1117,7 @@ export interface Requests {
   "modus/plan/reject": { params: PlanDecisionParams; result: State };
   "modus/prompt/get": { params: PromptGetParams; result: PromptGetResult };
   "modus/rules/list": { params: RulesListParams; result: RulesListResult };
+  "modus/skills/list": { params: EmptyParams; result: SkillsListResult };
   "modus/state": { params: EmptyParams; result: State };
   "modus/todos/get": { params: TodosGetParams; result: TodosGetResult };
   "modus/usage/get": { params: MaybeConversationParams; result: UsageGetResult };
@@ -1132,6 +1154,7 @@ export const Method = {
   planReject: "modus/plan/reject",
   promptGet: "modus/prompt/get",
   rulesList: "modus/rules/list",
+  skillsList: "modus/skills/list",
   state: "modus/state",
   todosGet: "modus/todos/get",
   usageGet: "modus/usage/get",
