@@ -336,6 +336,16 @@ class TodosUpdate(_UpdateBase):
     todos: list[Todo]
 
 
+class HookUpdate(_UpdateBase):
+    """A hook ran (PROTOCOL.md "Hooks"): what it said, when it said anything."""
+
+    kind: Literal["hook"] = "hook"
+    event: str
+    command: str
+    outcome: Literal["ok", "blocked", "failed", "timeout"]
+    output: Opt[str] = None
+
+
 class TurnEnded(_UpdateBase):
     kind: Literal["turn_ended"] = "turn_ended"
     turn_id: str
@@ -482,6 +492,7 @@ Update = Annotated[
         PhaseChanged,
         PlanUpdate,
         TodosUpdate,
+        HookUpdate,
         TurnEnded,
         McpChanged,
         UsageUpdate,

@@ -246,6 +246,11 @@ class Settings(Input):
     #: globs of the rule files left out of the prompt (workspace-relative paths; a global
     #: rule's is absolute)
     rules_disabled: list[str] = Field(default_factory=list)
+    #: commands run at a session's events, in Claude Code's shape ({"PreToolUse": [{matcher,
+    #: hooks: [{type: command, command, timeout}]}]}; checked by server/hooks): they run programs
+    hooks: Annotated[Opt[dict[str, Any]], DECIDES] = None
+    #: how many times a turn's Stop hooks may send it on (exit 2: their words as the user's)
+    max_hook_continuations: int = Field(default=3, ge=0)
 
 
 # ---------------------------------------------------------------- requests, client -> server

@@ -32,6 +32,10 @@ class PlanModeBlocked(ToolFailure):
     pass
 
 
+class HookBlocked(ToolFailure):
+    """A PreToolUse hook blocked the call; the message is its words."""
+
+
 class FileRestrictionError(ToolFailure):
     pass
 

@@ -31,6 +31,7 @@ from protocol import Settings
 from protocol.models import decisive
 
 from .untrusted import Refused, Signature, read_text, signature
+from .userdirs import claude_dir
 from .userdirs import UserRecord
 
 log = logging.getLogger(__name__)
@@ -89,14 +90,17 @@ class Parsed(NamedTuple):
     problems: list[str]
 
 
-def parse(text: str | None, where: str) -> Parsed:
-    """A settings file's text, checked key by key (an empty or missing file is no settings)."""
+def parse(text: str | None, where: str, only: frozenset[str] | None = None) -> Parsed:
+    """A settings file's text, checked key by key (an empty or missing file is no settings);
+    `only`: the keys read (another agent's file: its other keys are its own business)."""
     if text is None or not text.strip():
         return Parsed({}, {}, [])
     try:
         raw = json.loads(text)
     except ValueError as exc:
         return Parsed({}, {}, [f"{where}: not JSON: {exc}"])
+    if only is not None and isinstance(raw, dict):
+        raw = {k: v for k, v in raw.items() if k in only}
     good, problems = checked(raw, where)
     settings = Settings.model_validate(good)  # each key is valid on its own, and none depends on another
     data = settings.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -111,9 +115,10 @@ def fingerprint(data: dict[str, Any]) -> str:
 class SettingsFile:
     """One settings file, read again when its signature changes."""
 
-    def __init__(self, path: Path, inside: Path | None):
+    def __init__(self, path: Path, inside: Path | None, only: frozenset[str] | None = None):
         self.path = path
         self.inside = inside
+        self.only = only
         self.data: dict[str, Any] = {}
         #: the part of `data` that decides what runs or where requests go
         self.waiting: dict[str, Any] = {}
@@ -132,7 +137,7 @@ class SettingsFile:
             text, refused = None, f"{self.path}: not read: {exc}"
         else:
             refused = None
-        self.data, self.waiting, self.problems = parse(text, str(self.path))
+        self.data, self.waiting, self.problems = parse(text, str(self.path), self.only)
         if refused:
             self.problems = [refused]
 
@@ -150,29 +155,55 @@ class Trust:
         self.record.update(lambda entries: entries.__setitem__(str(workspace), fingerprint(waiting)))
 
 
-class LayeredSettings:
-    """The client's settings over the workspace's file over the global one."""
+#: Claude Code's settings files: only their `hooks` are read.
+CLAUDE_KEYS = frozenset({"hooks"})
 
-    def __init__(self, workspace: Path, global_dir: Path):
+
+class LayeredSettings:
+    """The client's settings over the workspace's file over the global one; and the hooks of
+    Claude Code's settings files (the workspace's `.claude/settings.json` and
+    `settings.local.json`, which wait for trust like the workspace's own, and `~/.claude/`'s)."""
+
+    def __init__(self, workspace: Path, global_dir: Path, claude_home: Path | None = None):
         self.workspace = workspace
         self.workspace_file = SettingsFile(workspace / ".modus" / "settings.json", inside=workspace)
         self.global_file = SettingsFile(global_dir / "settings.json", inside=None)
+        claude = workspace / ".claude"
+        self.claude_files = tuple(SettingsFile(claude / name, inside=workspace, only=CLAUDE_KEYS) for name in ("settings.json", "settings.local.json"))
+        home = claude_home if claude_home is not None else claude_dir()
+        self.claude_global = SettingsFile(home / "settings.json", inside=None, only=CLAUDE_KEYS)
         self.trust = Trust(global_dir / "trusted-workspaces.json")
-        #: The workspace file's keys that wait for trust (empty: nothing waits).
+        #: The workspace files' keys that wait for trust (empty: nothing waits).
         self.untrusted: dict[str, Any] = {}
 
+    @property
+    def files(self) -> tuple[SettingsFile, ...]:
+        return (self.workspace_file, self.global_file, *self.claude_files, self.claude_global)
+
     def stale(self) -> bool:
-        return self.workspace_file.stale() or self.global_file.stale()
+        return any(f.stale() for f in self.files)
 
     def load(self) -> None:
         """Read the files that changed (blocking)."""
-        for f in (self.workspace_file, self.global_file):
+        for f in self.files:
             if f.stale():
                 f.load()
 
+    def waiting(self, modus: dict[str, Any]) -> dict[str, Any]:
+        """What waits for the user's trust: the decisive keys of the workspace's settings file
+        (`modus`), and the hooks of its `.claude/` files (named `hooks (<file>)`)."""
+        extra = {f"hooks ({f.path.relative_to(self.workspace).as_posix()})": f.data["hooks"] for f in self.claude_files if f.data.get("hooks")}
+        return {**modus, **extra}
+
+    def hooks(self) -> list[tuple[str, Any]]:
+        """(origin, hooks) of Claude Code's files that apply: `~/.claude/`'s, and the
+        workspace's once trusted (whatever waits, waits whole)."""
+        files = (self.claude_global,) if self.untrusted else (*self.claude_files, self.claude_global)
+        return [(str(f.path), f.data["hooks"]) for f in files if f.data.get("hooks")]
+
     def effective(self, client: Settings) -> Settings:
         """The settings in effect: the keys the client set over the files over the defaults."""
-        ours, waiting = self.workspace_file.data, self.workspace_file.waiting
+        ours, waiting = self.workspace_file.data, self.waiting(self.workspace_file.waiting)
         self.untrusted = waiting if waiting and not self.trust.trusted(self.workspace, waiting) else {}
         workspace = {k: v for k, v in ours.items() if k not in self.untrusted}
         data = merged(client.model_dump(mode="json", by_alias=True, exclude_unset=True), merged(workspace, self.global_file.data))
@@ -184,11 +215,11 @@ class LayeredSettings:
 
     @property
     def problems(self) -> list[str]:
-        return self.workspace_file.problems + self.global_file.problems
+        return [p for f in self.files for p in f.problems]
 
     def trust_workspace(self) -> bool:
-        """The user trusts the workspace file's content as it is; False when nothing waited."""
-        waiting = self.workspace_file.waiting
+        """The user trusts the workspace files' content as it is; False when nothing waited."""
+        waiting = self.waiting(self.workspace_file.waiting)
         if not waiting:
             return False
         self.trust.trust(self.workspace, waiting)
@@ -197,11 +228,11 @@ class LayeredSettings:
     def trusted_text(self, text: str | None) -> bool:
         """Whether this content of the workspace's file applies whole: nothing in it decides what
         runs, or the user trusted what does (as it is in this very text)."""
-        waiting = parse(text, "").waiting
+        waiting = self.waiting(parse(text, "").waiting)
         return not waiting or self.trust.trusted(self.workspace, waiting)
 
     def trust_text(self, text: str) -> None:
         """The user trusts this content of the workspace's file (a rule they approved, written)."""
-        waiting = parse(text, "").waiting
+        waiting = self.waiting(parse(text, "").waiting)
         if waiting:
             self.trust.trust(self.workspace, waiting)

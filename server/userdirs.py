@@ -31,6 +31,12 @@ def config_dir() -> Path:
     return Path(platformdirs.user_config_dir("modus", appauthor=False))
 
 
+def claude_dir() -> Path:
+    """Claude Code's folder of the user (`$CLAUDE_CONFIG_DIR`, else `~/.claude`): its settings'
+    hooks and its skills are read from there."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR", "").strip() or os.path.expanduser("~/.claude"))
+
+
 def state_dir() -> Path:
     """`$XDG_STATE_HOME/modus` (`~/.local/state/modus`)."""
     if sys.platform.startswith("linux"):

@@ -17,3 +17,4 @@ def pytest_configure(config):
     import tempfile
 
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="modus-test-state-")
+    os.environ["CLAUDE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="modus-test-claude-")  # no hook of this machine's user runs

@@ -219,9 +219,11 @@ def test_the_order_of_the_gate_is_data():
         "one edit of a file at a time",
         "allowed by the mode's command rules",
         "tool preconditions",
+        "hooks before the call (PreToolUse)",
         "approval",
         "checkpoint of the files",
         "run",
+        "hooks after the call (PostToolUse)",
     ]
 
 

@@ -186,11 +186,11 @@ DECIDES_NOTHING = {
     "models.modes.*.pricing.output", "models.modes.*.pricing.cacheRead", "models.modes.*.pricing.cacheWrite",
     "agents.*.name", "agents.*.topLevel", "agents.*.instructions", "agents.*.mode", "members.*.handle", "members.*.name",
     "modeSwitchDelayMs", "commandTimeoutSeconds", "modelFirstByteTimeoutSeconds", "modelIdleTimeoutSeconds", "maxRetries",
-    "maxRetryWaitSeconds", "maxConsecutiveMistakes", "checkpoints", "condenseThreshold", "rulesDisabled",
+    "maxRetryWaitSeconds", "maxConsecutiveMistakes", "checkpoints", "condenseThreshold", "rulesDisabled", "maxHookContinuations",
 }
 DECIDES_WHAT_RUNS = {
     "models.default.baseUrl", "models.default.apiKeyEnv", "models.modes.*.baseUrl", "models.modes.*.apiKeyEnv",
-    "autoApprove", "yolo", "stateDir", "mcpStartAtLaunch", "maxRequestsPerTurn", "globalModesFile",
+    "autoApprove", "yolo", "stateDir", "mcpStartAtLaunch", "maxRequestsPerTurn", "globalModesFile", "hooks",
 }
 
 

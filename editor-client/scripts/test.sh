@@ -42,8 +42,10 @@ code_server_dir=$(scripts/code-server.sh)
 
 # the servers' user state ($XDG_STATE_HOME/modus: approvals given, checkpoints) is this run's own
 XDG_STATE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/modus-test-state-XXXXXX")
+CLAUDE_CONFIG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/modus-test-claude-XXXXXX")  # no hook of this machine's user runs
+export CLAUDE_CONFIG_DIR
 export XDG_STATE_HOME
-trap 'rm -rf "$XDG_STATE_HOME"' EXIT
+trap 'rm -rf "$XDG_STATE_HOME" "$CLAUDE_CONFIG_DIR"' EXIT
 
 npm test
 vsix="${TMPDIR:-/tmp}/modus-test.vsix"

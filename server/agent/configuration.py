@@ -20,6 +20,7 @@ import protocol
 from protocol import AgentConfig, Settings
 
 from ..errors import BadRequest
+from ..hooks import HookMatcher, parse_hooks
 from ..host import Host
 from ..modes import Mode, ModeRegistry, global_modes_path
 from ..prompt import Participant, Rules, load_rules
@@ -28,6 +29,7 @@ from ..prompt.skills import Skills, load_skills
 from ..providers import preload
 from ..settings import LayeredSettings
 from ..untrusted import Refused, check_inside, off_loop
+from ..userdirs import claude_dir
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
@@ -68,10 +70,11 @@ class Configuration:
         #: the user's own rules and slash commands, for every workspace
         self.global_rules = config_dir / "rules"
         self.global_commands = config_dir / "commands"
-        self.global_skills = (config_dir / "skills", Path("~/.claude/skills").expanduser())
+        self.global_skills = (config_dir / "skills", claude_dir() / "skills")
         self.told: set[str] = set()
         self.layers.load()  # a few small files, read before the store opens: stateDir may come from them
         self.settings = self.effective_settings()
+        self.hooks = self.read_hooks()
         preload(self.settings, then=TURN_MODULES)  # in the background: the first message need not wait for them
         self.modes = ModeRegistry(workspace.root, global_modes, self.global_modes_file(self.settings))
         self.state_dir = self.state_folder(self.settings)
@@ -193,6 +196,7 @@ class Configuration:
         if settings.state_dir != self.settings.state_dir:
             log.warning("stateDir changes take effect when the server restarts")
         self.settings = settings
+        self.hooks = self.read_hooks()
         self.modes.read_also(self.global_modes_file(settings))  # a new file is read by the next refresh
         preload(settings)
         self.update_roster()  # and tasks are rebuilt with the new settings when next used
@@ -230,6 +234,22 @@ class Configuration:
             log.warning("settings: %s", problem)
             self.host.show_message("warning", problem)
         return None
+
+    def read_hooks(self) -> dict[str, tuple[HookMatcher, ...]]:
+        """The hooks that apply: the settings' (the workspace file's once trusted), then Claude
+        Code's files' (the workspace's once trusted); each event's in that order. Their problems
+        are told once each."""
+        hooks: dict[str, tuple[HookMatcher, ...]] = {}
+        for origin, data in [("settings (hooks)", self.settings.hooks), *self.layers.hooks()]:
+            found, problems = parse_hooks(data, origin)
+            for event, matchers in found.items():
+                hooks[event] = hooks.get(event, ()) + matchers
+            for problem in problems:
+                if problem not in self.told:
+                    self.told.add(problem)
+                    log.warning("hooks: %s", problem)
+                    self.host.show_message("warning", problem)
+        return hooks
 
     def trust_workspace_settings(self) -> None:
         """`modus.trustWorkspaceSettings`: the workspace's settings file applies as it is now."""

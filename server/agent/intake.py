@@ -26,6 +26,7 @@ from .touched import KEY as TOUCHED, mentioned_files
 if TYPE_CHECKING:
     from protocol import ChatSendParams, ChatSendResult
 
+    from .hookbook import HookBook
     from .planner import Planner
     from .todo_list import TodoList
 
@@ -39,11 +40,13 @@ class Intake:
         runtimes: Runtimes,
         planner: Callable[[], Planner],
         todos: TodoList,
+        hooks: HookBook,
     ):
         self.config = config
         self.conversations = conversations
         self.switcher = switcher
         self.runtimes = runtimes
+        self.hooks = hooks
         self.planner = planner
         self.todos = todos
 
@@ -66,6 +69,9 @@ class Intake:
         typed, command = text, self.command(text)
         if command is not None:
             text = command
+        added = await self.prompt_hooks(cid, typed)
+        if added:
+            text = f"{text}\n\n{added}"
         composed = parse_user_message(text, self.config.agents, self.config.settings.members)
         # the mentioned agents, in parallel, each with the whole message; none: the responder;
         # a message made only of mentions starts nothing
@@ -74,7 +80,7 @@ class Intake:
         self.answer_waiting_call(cid, PLAN_REPLY_FOLLOWS if self.switcher.phase == "plan" else f"{PLAN_SWITCHED_TO_ACT} {PLAN_REPLY_FOLLOWS}")
         mentions = [protocol.Mention(raw=m.raw, kind=m.kind, name=m.name) for m in composed.mentions]
         extra: dict = {"typed": typed, "mentions": [m.wire() for m in mentions]} if mentions else {}
-        if command is not None:
+        if command is not None or added:
             extra["typed"] = typed
         touched = list(dict.fromkeys([*files, *mentioned_files(text, self.config.workspace)]))
         if touched:
@@ -89,6 +95,16 @@ class Intake:
         return protocol.ChatSendResult(
             conversation_id=cid, message_id=message.id, text=message.text, dispatched=targets, mentions=mentions
         )
+
+    async def prompt_hooks(self, cid: str, typed: str) -> str:
+        """UserPromptSubmit hooks: one that blocks refuses the message (the user sees why); what
+        the others print is added to it for the model."""
+        task = self.switcher.task_for(self.responder(cid), cid)
+        runs = await self.hooks.fire("UserPromptSubmit", conversation_id=cid, agent=task.agent, mode=task.mode.slug, phase=task.phase, prompt=typed)
+        for done in runs:
+            if done.blocks:
+                raise BadRequest(f"text: refused by a UserPromptSubmit hook: {done.reason or done.command}")
+        return "\n\n".join(c for done in runs if (c := done.context))
 
     def command(self, text: str) -> str | None:
         """A slash command's text for the model (prompt/commands.py), its mode and phase switched

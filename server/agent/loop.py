@@ -105,6 +105,13 @@ async def run_turn(
         stop = lambda: session.cancel(conversation_id)  # noqa: E731 - the user cancels from the progress UI
         async with session.host.progress(f"Modus: {agent} is working", on_cancel=stop):
             outcome, answer = await run_loop(turn)
+            for _ in range(session.settings.max_hook_continuations):
+                words = await _stop_hooks(turn, outcome)
+                if not words:
+                    break
+                turn.record("user", words, source="hook")  # a Stop hook's exit 2: its words, as the user's
+                turn.publish(MessageUpdate, turn_id=turn.turn_id, role="user", text=words)
+                outcome, answer = await run_loop(turn)
         answer = answer if answer is not None else "\n\n".join(turn.said)
         if history_id is None:
             after = wakes_after(outcome, "\n\n".join(turn.said), agents=session.agents, self_name=agent, chain=chain, policy=session.wake_policy)
@@ -128,6 +135,17 @@ async def run_turn(
     for wake in wakes:
         await session.runtimes.wake(conversation_id, wake.to, Summons(chain, wake.by, mentioned(wake.by)))
     return outcome, answer
+
+
+async def _stop_hooks(turn: Turn, outcome: str) -> str:
+    """The Stop hooks of a turn that completed: what those that block say (the turn goes on)."""
+    if outcome != "completed":
+        return ""
+    task = turn.session.task_for(turn.agent, turn.conversation_id)
+    runs = await turn.session.hookbook.fire(
+        "Stop", conversation_id=turn.conversation_id, agent=turn.agent, mode=task.mode.slug, phase=task.phase, stop_hook_active=True,
+    )
+    return "\n\n".join(r.reason for r in runs if r.blocks and r.reason)
 
 
 async def run_loop(turn: Turn) -> tuple[str, str | None]:

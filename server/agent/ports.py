@@ -83,4 +83,5 @@ def ports(session: Session) -> Ports:
         todos=session.todo_list,
         subtasks=session.subtasks,
         guards=Guards(session),
+        hooks=session.hookbook,
     )

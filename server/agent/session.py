@@ -32,6 +32,7 @@ from ..workspace import Workspace
 from .checkpoints import Checkpoints
 from .configuration import TURN_MODULES, Configuration
 from .conversations import Conversations
+from .hookbook import HookBook
 from .intake import Intake
 from .locks import FileLocks
 from .rulebook import RuleBook
@@ -85,7 +86,8 @@ class Session:
         self.switcher = Switcher(self.config, self.store, host, lambda: self.conversation_id, self.responder, self.rulebook.applying)
         self.runtimes = Runtimes(self.run_turn)
         self.todo_list = TodoList(self.store, host)
-        self.intake = Intake(self.config, self.conversations, self.switcher, self.runtimes, lambda: self.planner, self.todo_list)
+        self.hookbook = HookBook(self.config, host)
+        self.intake = Intake(self.config, self.conversations, self.switcher, self.runtimes, lambda: self.planner, self.todo_list, self.hookbook)
         self.usage_book = UsageBook(self.store, host)
         self.subtasks = Subtasks(self)
         self.file_locks = FileLocks()

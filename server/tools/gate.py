@@ -9,15 +9,16 @@ from __future__ import annotations
 import logging
 import os
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import anyio
 from pydantic import ValidationError
 
 from protocol import ApprovalRequest
 
+from ..hooks.runner import HookRun
 from ..modes import HANDOFF_TOOLS, PHASE_ONLY
 from ..plan import machine
 from ..providers.base import ToolCallRequest
@@ -28,6 +29,7 @@ from .command import ExecuteCommandParams
 from .shell import check_command
 from ..errors import (
     FileRestrictionError,
+    HookBlocked,
     InvalidParams,
     OutsideWorkspace,
     PlanModeBlocked,
@@ -58,6 +60,17 @@ class GateRun:
     plan_scope: list[str] | None = None
     #: What the call holds until it is done (the locks of the files it edits).
     exits: AsyncExitStack = field(default_factory=AsyncExitStack)
+    #: A PreToolUse hook's `permissionDecision`: "allow" skips the question, "ask" asks anyway.
+    permission: str | None = None
+
+    async def hooks(self, event: str, **fields: Any) -> list[HookRun]:
+        assert self.spec is not None
+        server, tool = getattr(self.params, "server_name", None), getattr(self.params, "tool_name", None)
+        mcp = (server, tool) if self.spec.group == "mcp" and isinstance(server, str) and isinstance(tool, str) else None
+        return await self.ctx.ports.hooks.fire(
+            event, conversation_id=self.ctx.conversation_id, agent=self.ctx.agent, mode=self.ctx.task.mode.slug,
+            phase=self.ctx.task.phase, tool=self.spec.name, mcp=mcp, tool_input=self.call.arguments, **fields,
+        )
 
 
 async def settle(run: GateRun) -> None:
@@ -195,12 +208,23 @@ async def preconditions(run: GateRun) -> None:
     run.prepared = await run.spec.prepare(run.ctx, run.params, run.paths)
 
 
+async def hooks_before(run: GateRun) -> None:
+    """PreToolUse hooks: one that exits 2 (or denies) fails the call with its words; one may also
+    allow it without asking, or have it asked."""
+    for done in await run.hooks("PreToolUse"):
+        if done.blocks:
+            raise HookBlocked(done.reason or f"Blocked by the PreToolUse hook `{clip(done.command)}`.")
+        run.permission = "ask" if "ask" in (run.permission, done.permission) else done.permission or run.permission
+
+
 async def approval(run: GateRun) -> None:
     assert run.spec is not None and run.prepared is not None and run.params is not None
     spec, ctx = run.spec, run.ctx
-    if spec.approval is None or run.prepared.preapproved:
+    if run.permission == "allow" or (spec.approval is None and run.permission != "ask"):
         return
-    if await always.auto_approved(ctx.ports.config.settings, ctx.task.mode.slug, spec.approval, run.params):
+    if run.permission != "ask" and (
+        run.prepared.preapproved or await always.auto_approved(ctx.ports.config.settings, ctx.task.mode.slug, spec.approval, run.params)
+    ):
         return
     offered = always.offered(ctx, spec, run.params)
     request = ApprovalRequest(
@@ -239,6 +263,16 @@ async def execute(run: GateRun) -> None:
     run.outcome = result if isinstance(result, Outcome) else Outcome(result)
 
 
+async def hooks_after(run: GateRun) -> None:
+    """PostToolUse hooks: the call has run; what one says (exit 2, a block's reason, added
+    context) follows its result, for the model."""
+    assert run.outcome is not None
+    said = [d.reason if d.blocks else d.context for d in await run.hooks("PostToolUse", tool_response=run.outcome.text)]
+    said = [s for s in said if s]
+    if said:
+        run.outcome = replace(run.outcome, text="\n\n".join([run.outcome.text, *(f"[PostToolUse hook] {s}" for s in said)]))
+
+
 Stage = Callable[[GateRun], Awaitable[None]]
 
 #: The order every call goes through. Read it top to bottom.
@@ -254,9 +288,11 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("one edit of a file at a time", one_writer_per_file),
     ("allowed by the mode's command rules", command_rules),
     ("tool preconditions", preconditions),
+    ("hooks before the call (PreToolUse)", hooks_before),
     ("approval", approval),
     ("checkpoint of the files", checkpoint),
     ("run", execute),
+    ("hooks after the call (PostToolUse)", hooks_after),
 )
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from ..agents import Chain, Refusal
     from ..agents.summons import Summons
+    from ..hooks.runner import HookRun
     from ..host import Host
     from ..mcp import McpHub
     from ..modes import Mode
@@ -113,6 +114,13 @@ class Guards(Protocol):
     async def checkpoint(self, label: str, conversation_id: str, tool_call_id: str | None) -> str | None: ...
 
 
+class Hooks(Protocol):
+    """The user's hooks (server/hooks/): the commands of an event run, what each answered."""
+
+    async def fire(self, event: str, *, conversation_id: str, agent: str, mode: str, phase: str, tool: str | None = None,
+                   mcp: tuple[str, str] | None = None, **fields: Any) -> list[HookRun]: ...
+
+
 @dataclass(frozen=True)
 class Ports:
     """Everything around a tool call, built once per session by the agent layer."""
@@ -126,3 +134,4 @@ class Ports:
     todos: Todos
     subtasks: Subtasks
     guards: Guards
+    hooks: Hooks
