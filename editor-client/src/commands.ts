@@ -6,6 +6,7 @@ import type { Checkpoints } from './checkpoints';
 import type { Conversations } from './conversations';
 import type { McpServers } from './mcp';
 import type { Modes } from './modes';
+import type { Rules } from './rules';
 import { setApiKey } from './secrets';
 import type { Server } from './server';
 import type { FromWebview } from './webview/messages';
@@ -18,6 +19,7 @@ export interface Parts {
   modes: Modes;
   checkpoints: Checkpoints;
   mcp: McpServers;
+  rules: Rules;
 }
 
 export function registerCommands({ server, secrets, conversations, modes }: Parts): vscode.Disposable[] {
@@ -59,6 +61,12 @@ export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type:
       return p.conversations.open(m.conversationId);
     case 'listAgents':
       return p.conversations.listAgents();
+    case 'listCommands':
+      return p.conversations.listCommands();
+    case 'listRules':
+      return p.rules.refresh();
+    case 'openRule':
+      return p.rules.open(m.path);
     case 'mcpRestart':
       return p.mcp.restart(m.name);
     case 'fixServer':

@@ -1,5 +1,5 @@
 // The conversations in the sidebar: sending, starting, listing and opening one, what it cost,
-// cancelling its turn, condensing it, and the agents the composer can @-mention.
+// cancelling its turn, condensing it, and the agents and slash commands the composer completes.
 import * as vscode from 'vscode';
 import { errorMessage } from './protocol/client';
 import type { Checkpoints } from './checkpoints';
@@ -104,6 +104,20 @@ export class Conversations {
       this.store.dispatch({ type: 'agents', agents: await api.agents() });
     } catch (err) {
       this.output.appendLine(`modus: could not list the agents: ${errorMessage(err)}`);
+    }
+  }
+
+  /**
+   * The slash commands for the composer's `/`-completion, asked for each time the composer gains
+   * focus (a new prompt file shows up). Quiet, as the agents.
+   */
+  async listCommands(): Promise<void> {
+    const api = this.server.api;
+    if (!api) return;
+    try {
+      this.store.dispatch({ type: 'commands', commands: (await api.commands()).commands });
+    } catch (err) {
+      this.output.appendLine(`modus: could not list the commands: ${errorMessage(err)}`);
     }
   }
 

@@ -10,6 +10,7 @@ import { ReadOnlyDocuments } from './documents';
 import { McpServers } from './mcp';
 import { Modes, PROMPT_SCHEME } from './modes';
 import { createOutput } from './output';
+import { Rules } from './rules';
 import { Server } from './server';
 import { Sidebar } from './sidebar';
 import { StatusBar } from './status';
@@ -23,6 +24,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const store = new ViewStore((action, view) => {
     sidebar.post({ type: 'action', action });
     status.render(view);
+    rules.viewChanged(view);
   });
   const status = new StatusBar(store.view);
   const output = createOutput();
@@ -34,6 +36,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       // a plan update does not say which plan: its goal and scope come with the state
       if (update.kind === 'plan') void modes.refreshState();
       if (checkpoints.mayBring(update)) void checkpoints.refresh();
+      if (rules.mayChange(update)) void rules.refresh();
     },
     approval: (request, token) => approvals.ask(request, token),
     started: async () => {
@@ -46,12 +49,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }));
   const modes = new Modes(server, store, output, documents);
   const mcp = new McpServers(server, store, output);
+  const rules = new Rules(server, store, output);
   const checkpoints = new Checkpoints(server, store, output, documents, async (conversationId) => {
     await modes.refreshState(); // a new task
     await conversations.show(conversationId, true);
   });
   const conversations = new Conversations(server, store, output, checkpoints);
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp };
+  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules };
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
   context.subscriptions.push(
     status,

@@ -114,6 +114,18 @@ export class ModusApi {
   }
 
   /**
+   * The rule files and whether the prompt has each now (`modus/rules/list`): of the conversation
+   * (its touched files wake the conditional ones), by default the current one.
+   */
+  rules(conversationId?: string | null) {
+    return this.request(Method.rulesList, conversationId ? { conversationId } : {});
+  }
+  /** The slash commands (`modus/commands/list`): the prompt files read afresh, the server's own. */
+  commands() {
+    return this.request(Method.commandsList, {});
+  }
+
+  /**
    * The MCP servers with their state, tools and resources (`modus/mcp/list`); null when the
    * server has no such method (a server without MCP answers MethodNotFound).
    */

@@ -8,6 +8,7 @@ import type {
   ChatSendResult,
   CheckpointInfo,
   CheckpointsRestoreResult,
+  CommandInfo,
   ContextInfo,
   ConversationSummary,
   HistoryMessage,
@@ -16,6 +17,7 @@ import type {
   ModesListResult,
   PlanInfo,
   PlanUpdate,
+  RuleInfo,
   State,
   Todo,
   ToolError,
@@ -133,6 +135,10 @@ export interface ViewState {
   turns: Record<string, TurnInfo>;
   /** the agents and members that can be @-mentioned, once asked for (`modus/agents/list`) */
   agents: AgentsListResult | null;
+  /** the slash commands the composer completes after `/`, once asked for (`modus/commands/list`) */
+  commands: CommandInfo[] | null;
+  /** the rule files and whether each applies now (`modus/rules/list`); null: not known */
+  rules: RuleInfo[] | null;
   plan: PlanView | null;
   todos: Todo[];
   /** the MCP servers (`modus/mcp/list`, `mcp_changed`); null: not known, or the server has no MCP */
@@ -179,6 +185,10 @@ export type Action =
   | { type: 'todos'; todos: Todo[] }
   /** the agents and members as `modus/agents/list` answers it (asked for by the composer) */
   | { type: 'agents'; agents: AgentsListResult }
+  /** the slash commands as `modus/commands/list` answers it (asked for by the composer) */
+  | { type: 'commands'; commands: CommandInfo[] }
+  /** the rule files as `modus/rules/list` answers it for the conversation shown (null: the server has none to tell) */
+  | { type: 'rules'; rules: RuleInfo[] | null }
   /** the MCP servers as `modus/mcp/list` or `modus.mcp.restart` answers it (null: the server has no MCP) */
   | { type: 'mcp'; servers: McpServerInfo[] | null }
   /** the conversation's usage as `modus/usage/get` answers it (null: none known, e.g. a conversation not stored yet) */
@@ -209,6 +219,8 @@ export function initialView(): ViewState {
     running: [],
     turns: {},
     agents: null,
+    commands: null,
+    rules: null,
     plan: null,
     todos: [],
     mcp: null,
@@ -293,6 +305,10 @@ export function reduce(view: ViewState, action: Action): ViewState {
       return { ...view, todos: action.todos };
     case 'agents':
       return { ...view, agents: action.agents };
+    case 'commands':
+      return { ...view, commands: action.commands };
+    case 'rules':
+      return { ...view, rules: action.rules };
     case 'mcp':
       return { ...view, mcp: action.servers };
     case 'usage':

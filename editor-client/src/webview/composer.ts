@@ -1,20 +1,30 @@
-// The composer: Enter sends (Shift+Enter a new line), and an @-completion of the agents and
-// members (see mentions.ts) follows the text and the caret, asking the extension for them on focus.
+// The composer: Enter sends (Shift+Enter a new line), and a completion follows the text and the
+// caret: of the agents and members after `@` (see mentions.ts), of the slash commands after a `/`
+// that starts the message (see slash.ts), both asked for afresh each time the composer gains
+// focus. While the message starts with a command, its argument hint shows above the box.
+import type { CommandInfo } from '../protocol/generated';
 import { modeName, ViewState } from '../protocol/view';
 import { byId, el, Host } from './dom';
 import { Candidate, candidates, insertMention, mentionAt, MentionToken } from './mentions';
+import { commandAt, commandCandidates, commandHint, CommandToken, insertCommand, typedCommand } from './slash';
+
+/** The completion while it is open: what it completes, its rows, the active row. */
+type Open =
+  | { kind: 'mention'; token: MentionToken; items: Candidate[]; active: number }
+  | { kind: 'command'; token: CommandToken; items: CommandInfo[]; active: number };
 
 export interface Composer {
   form: HTMLFormElement;
   input: HTMLTextAreaElement;
   list: HTMLElement;
-  /** the completion while it is open: the token it completes, its rows, the active row */
-  completion: { token: MentionToken; items: Candidate[]; active: number } | null;
-  /** where the `@` is whose completion Escape closed: it stays closed while the caret is in that token */
-  dismissed: number | null;
-  /** whether the agents were asked for (on focus, or when first needed) */
-  agentsAsked: boolean;
-  /** the view last rendered (whether the server runs, the agents) */
+  /** the argument hint of the command the message starts with */
+  hint: HTMLElement;
+  completion: Open | null;
+  /** the token (`kind:start`) whose completion Escape closed: it stays closed while the caret is in it */
+  dismissed: string | null;
+  /** whether the agents and the commands were asked for (on focus, or when first needed) */
+  asked: boolean;
+  /** the view last rendered (whether the server runs, the agents, the commands) */
   view: ViewState;
 }
 
@@ -23,9 +33,10 @@ export function mount(host: Host, view: ViewState): Composer {
     form: byId<HTMLFormElement>('composer'),
     input: byId<HTMLTextAreaElement>('input'),
     list: byId<HTMLElement>('mentions'),
+    hint: byId<HTMLElement>('command-hint'),
     completion: null,
     dismissed: null,
-    agentsAsked: false,
+    asked: false,
     view,
   };
   const { form, input } = c;
@@ -46,56 +57,76 @@ export function mount(host: Host, view: ViewState): Composer {
       send(c, host);
     }
   });
-  // the @-completion follows the text and the caret; the agents are asked for afresh on focus
+  // the completion follows the text and the caret; the agents and commands are asked for afresh on focus
   input.addEventListener('input', update);
   input.addEventListener('click', update);
   input.addEventListener('keyup', (ev) => {
     if (['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(ev.key)) update();
   });
   input.addEventListener('focus', () => {
-    askAgents(c, host);
+    ask(c, host);
     update();
   });
   input.addEventListener('blur', () => show(c, null));
   return c;
 }
 
-/** A new view: the agents may have come, the server may have stopped. */
+/** A new view: the agents or commands may have come, the server may have stopped. */
 export function render(c: Composer, view: ViewState, host: Host) {
   c.view = view;
   updateCompletion(c, host);
 }
 
-function askAgents(c: Composer, host: Host) {
+function ask(c: Composer, host: Host) {
   if (c.view.server.status !== 'running') return;
-  c.agentsAsked = true;
+  c.asked = true;
   host.post({ type: 'listAgents' });
+  host.post({ type: 'listCommands' });
 }
 
-/** Opens, filters or closes the completion from the text before the caret. */
+/** Opens, filters or closes the completion from the text before the caret; shows the command's hint. */
 function updateCompletion(c: Composer, host: Host) {
   const { input, view } = c;
+  showHint(c);
   const caret = input.selectionStart;
   const typing = document.activeElement === input && caret === input.selectionEnd && view.server.status === 'running';
-  const token = typing ? mentionAt(input.value, caret) : null;
-  if (token?.start !== c.dismissed) c.dismissed = null;
-  if (!token || c.dismissed !== null) return show(c, null);
-  if (!view.agents) {
+  const command = typing ? commandAt(input.value, caret) : null;
+  const mention = typing && !command ? mentionAt(input.value, caret) : null;
+  const key = command ? 'command:0' : mention ? `mention:${mention.start}` : null;
+  if (key !== c.dismissed) c.dismissed = null;
+  if (!key || c.dismissed !== null) return show(c, null);
+  const known = command ? view.commands : view.agents;
+  if (!known) {
     // asked for on focus; not there yet, or the server was not running then
-    if (!c.agentsAsked) askAgents(c, host);
+    if (!c.asked) ask(c, host);
     return show(c, null);
   }
-  const items = candidates(view.agents, token.query, (slug) => modeName(view, slug));
-  if (items.length === 0) return show(c, null);
-  const activeName = c.completion?.items[c.completion.active]?.name;
-  show(c, { token, items, active: Math.max(0, items.findIndex((i) => i.name === activeName)) });
+  const prev = c.completion;
+  const activeName = prev?.items[prev.active]?.name;
+  const active = (items: { name: string }[]) => Math.max(0, items.findIndex((i) => i.name === activeName));
+  if (command) {
+    const items = commandCandidates(view.commands!, command.query);
+    return show(c, items.length ? { kind: 'command', token: command, items, active: active(items) } : null);
+  }
+  const items = candidates(view.agents!, mention!.query, (slug) => modeName(view, slug));
+  show(c, items.length ? { kind: 'mention', token: mention!, items, active: active(items) } : null);
 }
 
-function show(c: Composer, next: Composer['completion']) {
+/** The hint under the box while the message starts with a command: its arguments and what it does. */
+function showHint(c: Composer) {
+  const command = typedCommand(c.view.commands, c.input.value);
+  const text = command ? commandHint(command) : '';
+  if (c.hint.textContent !== text) c.hint.textContent = text;
+  c.hint.hidden = !command;
+  if (command) c.input.setAttribute('aria-describedby', 'command-hint');
+  else c.input.removeAttribute('aria-describedby');
+}
+
+function show(c: Composer, next: Open | null) {
   c.completion = next;
   const { input, list } = c;
   // rows stay while they show the same (a click must find the row it pressed)
-  const sig = next ? JSON.stringify([next.items, next.active]) : '';
+  const sig = next ? JSON.stringify([next.kind, next.items, next.active]) : '';
   if (list.dataset.sig === sig) return;
   list.dataset.sig = sig;
   list.hidden = !next;
@@ -104,28 +135,47 @@ function show(c: Composer, next: Composer['completion']) {
     list.replaceChildren();
     return;
   }
-  list.replaceChildren(
-    ...next.items.map((item, i) => {
-      const row = el(
-        'div',
-        'mention' + (i === next.active ? ' active' : ''),
-        undefined,
-        el('span', 'mention-name', item.name),
-        el('span', `mention-kind ${item.kind}`, item.kind),
-        el('span', 'mention-detail', item.detail),
-      );
-      row.id = `mention-${i}`;
-      row.setAttribute('role', 'option');
-      row.setAttribute('aria-selected', String(i === next.active));
-      const what = item.kind === 'member' ? 'member' : `${item.kind} agent, mode`;
-      row.setAttribute('aria-label', `${item.name}, ${what} ${item.detail}`);
-      row.addEventListener('mousedown', (ev) => ev.preventDefault()); // the focus stays in the composer
-      row.addEventListener('click', () => pickMention(c, i));
-      return row;
-    }),
-  );
-  input.setAttribute('aria-activedescendant', `mention-${next.active}`);
+  list.setAttribute('aria-label', next.kind === 'command' ? 'Commands' : 'Agents and members');
+  const rows = next.kind === 'command' ? next.items.map(commandRow) : next.items.map(mentionRow);
+  rows.forEach((row, i) => {
+    row.id = `${next.kind}-${i}`;
+    row.setAttribute('role', 'option');
+    row.setAttribute('aria-selected', String(i === next.active));
+    if (i === next.active) row.classList.add('active');
+    row.addEventListener('mousedown', (ev) => ev.preventDefault()); // the focus stays in the composer
+    row.addEventListener('click', () => pick(c, i));
+  });
+  list.replaceChildren(...rows);
+  input.setAttribute('aria-activedescendant', `${next.kind}-${next.active}`);
   list.children[next.active]?.scrollIntoView({ block: 'nearest' });
+}
+
+function mentionRow(item: Candidate): HTMLElement {
+  const row = el(
+    'div',
+    'mention',
+    undefined,
+    el('span', 'mention-name', item.name),
+    el('span', `mention-kind ${item.kind}`, item.kind),
+    el('span', 'mention-detail', item.detail),
+  );
+  const what = item.kind === 'member' ? 'member' : `${item.kind} agent, mode`;
+  row.setAttribute('aria-label', `${item.name}, ${what} ${item.detail}`);
+  return row;
+}
+
+/** A command's row: `/name`, its argument hint, its description. */
+function commandRow(item: CommandInfo): HTMLElement {
+  const row = el(
+    'div',
+    'mention command',
+    undefined,
+    el('span', 'mention-name', `/${item.name}`),
+    item.argumentHint ? el('span', 'command-args', item.argumentHint) : null,
+    el('span', 'mention-detail', item.description ?? ''),
+  );
+  row.setAttribute('aria-label', [`/${item.name}`, item.argumentHint, item.description].filter(Boolean).join(', '));
+  return row;
 }
 
 /** The keys of the open completion; false for a key it leaves to the composer. */
@@ -133,31 +183,33 @@ function completionKey(c: Composer, ev: KeyboardEvent): boolean {
   const open = c.completion!;
   const n = open.items.length;
   if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
-    show(c, { ...open, active: (open.active + (ev.key === 'ArrowDown' ? 1 : n - 1)) % n });
+    show(c, { ...open, active: (open.active + (ev.key === 'ArrowDown' ? 1 : n - 1)) % n } as Open);
     return true;
   }
   if ((ev.key === 'Enter' || ev.key === 'Tab') && !ev.shiftKey) {
-    pickMention(c, open.active);
+    pick(c, open.active);
     return true;
   }
   if (ev.key === 'Escape') {
-    c.dismissed = open.token.start;
+    c.dismissed = `${open.kind}:${open.token.start}`;
     show(c, null);
     return true;
   }
   return false;
 }
 
-/** Puts `@name ` in place of the token typed, the caret after it. */
-function pickMention(c: Composer, i: number) {
+/** Puts `@name ` or `/name ` in place of the token typed, the caret after it. */
+function pick(c: Composer, i: number) {
   const open = c.completion;
   if (!open) return;
   const { input } = c;
-  const { text, caret } = insertMention(input.value, open.token, open.items[i].name);
+  const { text, caret } =
+    open.kind === 'command' ? insertCommand(input.value, open.token, open.items[i].name) : insertMention(input.value, open.token, open.items[i].name);
   input.value = text;
   input.focus();
   input.setSelectionRange(caret, caret);
   show(c, null);
+  showHint(c);
 }
 
 function send(c: Composer, host: Host) {
@@ -165,4 +217,5 @@ function send(c: Composer, host: Host) {
   if (!text || c.view.server.status !== 'running') return;
   host.post({ type: 'send', text });
   c.input.value = '';
+  showHint(c);
 }

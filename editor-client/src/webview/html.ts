@@ -40,10 +40,12 @@ export function chatHtml(o: HtmlOptions): string {
   <button id="phase" type="button" class="badge" title="Phase: click to switch PLAN ⇄ ACT" aria-label="Phase" hidden></button>
   <span id="busy" class="busy" role="status" aria-label="Working" title="Working…" hidden><span class="spinner"></span><span class="busy-text" aria-hidden="true">working…</span></span>
   <span class="meters">
+    <button id="rules" type="button" class="rules" aria-expanded="false" aria-controls="rules-panel" hidden></button>
     <span id="usage" class="usage" tabindex="0" role="note" aria-describedby="usage-tip" hidden><span class="usage-text"></span></span>
     <button id="context" type="button" class="context" hidden><span class="context-meter" aria-hidden="true"><span class="context-fill"></span><span class="context-mark"></span></span><span class="context-text"></span></button>
   </span>
   <div id="usage-tip" class="usage-tip" role="tooltip" hidden></div>
+  <section id="rules-panel" class="rules-panel" aria-label="Rules" hidden></section>
   <span class="actions">
     <button id="cancel" type="button" class="icon" data-icon="stop" title="Cancel the running turn" aria-label="Cancel" hidden></button>
     <button id="history" type="button" class="icon" data-icon="history" title="Earlier conversations" aria-label="History" aria-expanded="false" aria-controls="conversations"></button>
@@ -63,7 +65,8 @@ export function chatHtml(o: HtmlOptions): string {
 <div id="starting" class="hint" role="status" hidden>Starting the Modus server…</div>
 <form id="composer">
   <div id="mentions" role="listbox" aria-label="Agents and members" hidden></div>
-  <textarea id="input" rows="3" placeholder="Ask Modus… (@ names an agent; Enter to send, Shift+Enter for a new line)" aria-label="Message" aria-autocomplete="list" aria-controls="mentions"></textarea>
+  <div id="command-hint" class="command-hint" hidden></div>
+  <textarea id="input" rows="3" placeholder="Ask Modus… (@ names an agent, / a command; Enter to send, Shift+Enter for a new line)" aria-label="Message" aria-autocomplete="list" aria-controls="mentions"></textarea>
   <button id="send" type="submit">Send</button>
 </form>
 <section id="server" role="alert" hidden>

@@ -12,6 +12,7 @@ import * as log from './log';
 import * as mcp from './mcp';
 import type { FromWebview, ToWebview } from './messages';
 import * as plan from './plan';
+import * as rules from './rules';
 import * as server from './server';
 import * as todos from './todos';
 import * as usage from './usage';
@@ -30,6 +31,7 @@ const host: Host = {
 const panels = {
   composer: composer.mount(host, view),
   header: header.mount(host, view),
+  rules: rules.mount(host, view),
   usage: usage.mount(),
   context: context.mount(host, view),
   conversations: conversations.mount({ ...host, dispatch: (action: Action) => (view = reduce(view, action)) }),
@@ -45,6 +47,7 @@ function render() {
   const asked = planApprovals(view);
   const modes = header.modesSig(view);
   header.render(panels.header, view, modes);
+  rules.render(panels.rules, view, host);
   usage.render(panels.usage, view, modes);
   context.render(panels.context, view);
   plan.render(panels.plan, view, host, asked);

@@ -21,6 +21,12 @@ export type FromWebview =
   | { type: 'openConversation'; conversationId: string }
   /** asks for the agents and members the composer completes after `@` (answered with an `agents` action) */
   | { type: 'listAgents' }
+  /** asks for the slash commands the composer completes after `/` (answered with a `commands` action) */
+  | { type: 'listCommands' }
+  /** asks for the rule files again, e.g. when the header's list opens (answered with a `rules` action) */
+  | { type: 'listRules' }
+  /** the header's rules list: open a rule file (workspace-relative, or absolute for a global one) in an editor */
+  | { type: 'openRule'; path: string }
   /** the MCP section's Restart on a server (modus.mcp.restart; answered with an `mcp` action) */
   | { type: 'mcpRestart'; name: string }
   /** a tool card's Show diff: the files changed since the checkpoint taken before the call (`tool`), in VS Code's diff editor */

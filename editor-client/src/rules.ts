@@ -1,0 +1,93 @@
+// The rules the sidebar's header tells: the rule files and whether each applies now in the
+// conversation shown, asked for again when what decides it may have changed (another conversation
+// or mode, a turn that ended — its touched files wake conditional rules —, edited settings), and
+// a rule file opened in an editor.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { errorMessage, isMethodNotFound } from './protocol/client';
+import type { Update } from './protocol/generated';
+import { isAbsoluteRulePath } from './protocol/rules';
+import type { ViewState } from './protocol/view';
+import type { ServerApi } from './server';
+import type { ViewStore } from './store';
+
+export class Rules {
+  /** the conversation and mode the list was last asked for */
+  private shown = '';
+  /** a list is on its way; `again`: ask once more when it is there */
+  private asking = false;
+  private again = false;
+  /** the server has no rules list (MethodNotFound): not asked again */
+  private off = false;
+
+  constructor(
+    private readonly server: ServerApi,
+    private readonly store: ViewStore,
+    private readonly output: vscode.OutputChannel,
+  ) {}
+
+  /**
+   * After each action: a server that started (a new one is asked again whether it lists rules),
+   * another conversation or mode shown, ask for the list again.
+   */
+  viewChanged(view: ViewState): void {
+    if (view.server.status !== 'running') {
+      this.shown = '';
+      this.off = false;
+      return;
+    }
+    const key = JSON.stringify([view.conversationId, view.mode?.slug ?? null]);
+    if (key === this.shown || !this.server.api) return;
+    this.shown = key;
+    void this.refresh();
+  }
+
+  /** Whether an update may change which rules apply: a turn ended (files touched), the settings changed. */
+  mayChange(u: Update): boolean {
+    return (u.kind === 'turn_ended' || u.kind === 'state_changed') && u.conversationId === this.store.view.conversationId;
+  }
+
+  /** The rule files of the conversation shown; one request at a time, one more when asked meanwhile. */
+  async refresh(): Promise<void> {
+    if (this.asking) {
+      this.again = true;
+      return;
+    }
+    this.asking = true;
+    try {
+      do {
+        this.again = false;
+        const api = this.server.api;
+        if (!api || this.off) return;
+        const { rules } = await api.rules(this.store.view.conversationId);
+        this.store.dispatch({ type: 'rules', rules });
+      } while (this.again);
+    } catch (err) {
+      if (isMethodNotFound(err)) {
+        this.off = true;
+        this.store.dispatch({ type: 'rules', rules: null });
+      }
+      this.output.appendLine(`modus: could not list the rules: ${errorMessage(err)}`);
+    } finally {
+      this.asking = false;
+    }
+  }
+
+  /** Opens a rule file: a workspace-relative path in the (first) workspace folder, an absolute one as it is. */
+  async open(rulePath: string): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const parts = rulePath.split(/[\\/]+/);
+    let uri: vscode.Uri | undefined;
+    if (isAbsoluteRulePath(rulePath)) uri = vscode.Uri.file(path.normalize(rulePath));
+    else if (folder && !parts.includes('..')) uri = vscode.Uri.joinPath(folder.uri, ...parts);
+    if (!uri) {
+      void vscode.window.showErrorMessage(`Modus: cannot open ${rulePath}: it is not in the workspace.`);
+      return;
+    }
+    try {
+      await vscode.window.showTextDocument(uri, { preview: true });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Modus: could not open ${rulePath}: ${errorMessage(err)}`);
+    }
+  }
+}

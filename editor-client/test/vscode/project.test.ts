@@ -1,0 +1,139 @@
+// The project's own files in a real VS Code (code-server 4.139, its Node extension host), driven
+// from headless Chromium as a user would: the workspace has AGENTS.md, a conditional rule for
+// src/**/*.py and a `.claude/commands/review.md` prompt file; the user has a global rule. The
+// sidebar's header counts the rules that apply now and lists them on a click, each opening its
+// file; `/` in the composer completes the command with its description and argument hint, the
+// chosen command is sent, the chat shows it as typed; the agent reads src/app.py and the
+// conditional rule applies from then on.
+// Needs MODUS_CODE_SERVER_DIR (scripts/code-server.sh) and MODUS_VSIX; run by scripts/test.sh.
+// MODUS_PROJECT_SCREENSHOT=docs/project.png saves the workbench with the rules listed and the
+// completion open.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe } from 'node:test';
+import { scriptedWorkbench, steps, Workbench } from './workbench';
+
+const FILES = {
+  'AGENTS.md': 'Answer briefly.\n',
+  '.modus/rules/python.md': '---\npaths: ["src/**/*.py"]\n---\nUse type hints in Python.\n',
+  'src/app.py': 'def main():\n    print("hi")\n',
+  '.claude/commands/review.md': '---\ndescription: Review a file for bugs\nargument-hint: <file>\n---\nReview $ARGUMENTS for bugs.\n',
+};
+const SCRIPT = {
+  turns: [
+    { text: 'Reading it.', toolCalls: [{ name: 'read_file', arguments: { path: 'src/app.py' } }] },
+    { text: 'Reviewed src/app.py: main() prints and returns nothing; no bug.' },
+  ],
+};
+
+const codeServerDir = process.env.MODUS_CODE_SERVER_DIR;
+const vsix = process.env.MODUS_VSIX;
+const screenshot = process.env.MODUS_PROJECT_SCREENSHOT;
+
+describe('rules and slash commands in a real VS Code (code-server)', { skip: !codeServerDir || !vsix ? 'MODUS_CODE_SERVER_DIR and MODUS_VSIX are not set' : false }, () => {
+  let wb: Workbench;
+
+  before(async () => {
+    wb = await scriptedWorkbench({
+      codeServerDir: codeServerDir!,
+      vsix: vsix!,
+      files: FILES,
+      config: { 'modus/rules/mine.md': 'Sign every commit.\n' },
+      script: SCRIPT,
+    });
+  });
+  after(async () => {
+    await wb?.stop();
+  });
+  const step = steps(() => wb);
+  const chat = () => wb.chat;
+  const input = () => wb.chat.locator('#input');
+  const count = () => wb.chat.locator('#rules');
+  const panel = () => wb.chat.locator('#rules-panel');
+  /** the rule files listed: "path" or "path (not now)" */
+  const listed = () =>
+    panel()
+      .locator('.rule')
+      .evaluateAll((lis) => lis.map((li) => `${li.querySelector('.rule-path')!.textContent}${li.querySelector('.rule-off') ? ' (not now)' : ''}`));
+  const globalRule = () => join(wb.configHome, 'modus', 'rules', 'mine.md');
+  /** the text the active editor shows */
+  const activeEditor = () => wb.page.locator('.editor-group-container.active .editor-instance');
+  const tab = (label: string) => wb.page.locator(`.tabs-container .tab[aria-label^="${label}"]`);
+
+  step('the header counts the rules that apply now; a click lists them all, the conditional one not now; a click opens a file', async () => {
+    await wb.modeStatus.filter({ hasText: 'Code' }).waitFor({ timeout: 30_000 });
+    await wb.showChat();
+    await count().filter({ hasText: '2 rules' }).waitFor({ timeout: 30_000 });
+    assert.equal(await count().getAttribute('title'), '2 of 3 rules apply now: show the rule files');
+    await count().click();
+    await panel().waitFor();
+    assert.equal(await panel().locator('.rules-title').textContent(), '2 of 3 rules apply now');
+    assert.deepEqual(await listed(), [globalRule(), 'AGENTS.md', '.modus/rules/python.md (not now)']);
+    assert.match(
+      (await panel().locator('.rule.inactive .rule-detail').textContent()) ?? '',
+      /^once the conversation touches src\/\*\*\/\*\.py · modus · \d+ tokens?$/,
+    );
+    await panel().getByRole('button', { name: /^AGENTS\.md/ }).click();
+    await tab('AGENTS.md').waitFor();
+    await activeEditor().locator('.view-lines', { hasText: 'Answer briefly.' }).waitFor();
+    assert.equal(await panel().isVisible(), false, 'closed once the file opened');
+
+    // a global rule: its absolute path
+    await count().click();
+    await panel().getByRole('button', { name: new RegExp(`^${globalRule().replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`) }).click();
+    await tab('mine.md').waitFor();
+    await activeEditor().locator('.view-lines', { hasText: 'Sign every commit.' }).waitFor();
+  });
+
+  step('/ in the composer completes the command with its hint and description; chosen and sent, the chat shows it as typed', async () => {
+    await input().click();
+    await wb.page.keyboard.type('/');
+    const list = chat().getByRole('listbox', { name: 'Commands' });
+    await list.waitFor();
+    const review = list.getByRole('option', { name: /^\/review/ });
+    assert.deepEqual(await review.locator('span').allTextContents(), ['/review', '<file>', 'Review a file for bugs']);
+    await wb.page.keyboard.type('rev');
+    assert.equal(await list.getByRole('option').count(), 1);
+    await wb.page.keyboard.press('Enter');
+    await list.waitFor({ state: 'hidden' });
+    assert.equal(await input().inputValue(), '/review ');
+    const hint = chat().locator('#command-hint');
+    assert.equal(await hint.textContent(), '/review <file> — Review a file for bugs');
+    await wb.page.keyboard.type('src/app.py');
+    assert.equal(await hint.isVisible(), true, 'the hint stays while the arguments are typed');
+    await wb.page.keyboard.press('Enter');
+    await chat().locator('.msg.user', { hasText: '/review src/app.py' }).waitFor();
+    await chat().locator('.msg.assistant', { hasText: 'no bug' }).waitFor({ timeout: 30_000 });
+    assert.equal(await hint.isVisible(), false);
+    assert.equal(await chat().locator('.card.tool[data-tool="read_file"] .status').textContent(), 'done');
+  });
+
+  step('the conversation read src/app.py: the conditional rule applies now, the header says so; its file opens', async () => {
+    await count().filter({ hasText: '3 rules' }).waitFor({ timeout: 30_000 });
+    await count().click();
+    await panel().waitFor();
+    assert.deepEqual(await listed(), [globalRule(), 'AGENTS.md', '.modus/rules/python.md']);
+    await panel().getByRole('button', { name: /^\.modus\/rules\/python\.md, applies now/ }).click();
+    await tab('python.md').waitFor();
+    await activeEditor().locator('.view-lines', { hasText: 'Use type hints in Python.' }).waitFor();
+    if (screenshot) {
+      // the rule file beside the chat, the sidebar dragged a little wider; the rules listed and,
+      // below, the completion open on a follow-up (the list stays open: the composer is focused, not clicked)
+      await chat().locator('#busy').waitFor({ state: 'hidden' });
+      const sidebar = (await wb.chatElement.boundingBox())!;
+      await wb.page.mouse.move(sidebar.x + sidebar.width + 2, sidebar.y + sidebar.height / 2);
+      await wb.page.mouse.down();
+      await wb.page.mouse.move(sidebar.x + sidebar.width + 100, sidebar.y + sidebar.height / 2, { steps: 5 });
+      await wb.page.mouse.up();
+      await count().click();
+      await panel().waitFor();
+      await input().focus();
+      await wb.page.keyboard.type('/');
+      await chat().getByRole('listbox', { name: 'Commands' }).waitFor();
+      await wb.page.screenshot({ path: screenshot });
+      await wb.page.keyboard.press('Escape');
+      await input().fill('');
+    }
+    assert.deepEqual(wb.extensionErrors(), []);
+  });
+});
