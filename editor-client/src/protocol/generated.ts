@@ -18,6 +18,7 @@ export type Update =
   | PhaseChanged
   | PlanUpdate
   | TodosUpdate
+  | HookUpdate
   | TurnEnded
   | McpChanged
   | UsageUpdate
@@ -60,6 +61,7 @@ export interface ModusProtocol {
   GroupOptions?: GroupOptions;
   Handoff?: Handoff;
   HistoryMessage?: HistoryMessage;
+  HookUpdate?: HookUpdate;
   MaybeConversationParams?: MaybeConversationParams;
   McpChanged?: McpChanged;
   McpListResult?: McpListResult;
@@ -504,6 +506,22 @@ export interface Handoff {
   toolCallId: string;
 }
 /**
+ * A hook ran (PROTOCOL.md "Hooks"): what it said, when it said anything.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "HookUpdate".
+ */
+export interface HookUpdate {
+  agent?: string;
+  command: string;
+  conversationId: string;
+  event: string;
+  kind: 'hook';
+  outcome: 'ok' | 'blocked' | 'failed' | 'timeout';
+  output?: string;
+  taskId?: string;
+}
+/**
  * `{conversationId?}`. Absent: the current conversation (`modus/chat/open`: a new one with an
  * id the server picks).
  *
@@ -840,7 +858,11 @@ export interface Settings {
    * A modes file read besides the global modes.yaml (e.g. Roo Code's custom_modes.yaml)
    */
   globalModesFile?: string | null;
+  hooks?: {
+    [k: string]: unknown;
+  } | null;
   maxConsecutiveMistakes?: number;
+  maxHookContinuations?: number;
   maxRequestsPerTurn?: number;
   maxRetries?: number;
   maxRetryWaitSeconds?: number;
