@@ -244,10 +244,11 @@ async def room_for(
     return (await fitted.messages() if replaced else messages), replaced
 
 
-async def condense(session: Session, task: Task, history_id: str, agent: str, conversation_id: str, before: int) -> tuple[int, int]:
+async def condense(session: Session, task: Task, history_id: str, agent: str, conversation_id: str, before: int, trigger: str = "auto") -> tuple[int, int]:
     """The model summarises all but the newest messages of `agent`'s history; the summary
     replaces them. Returns (the tokens the next request takes, how many messages the summary
-    replaced); `before`: what it took until now."""
+    replaced); `before`: what it took until now; `trigger`: "auto", or "manual" (the user's)."""
+    await session.hookbook.fire("PreCompact", conversation_id=conversation_id, agent=agent, mode=task.mode.slug, phase=task.phase, trigger=trigger)
     history = session.histories.get(history_id, agent)
     limits = info(session, task, None)
     fitted = Fitted(history, limits.window)
@@ -351,7 +352,7 @@ async def condense_now(session: Session, cid: str) -> protocol.CondenseResult:
         await fitted.messages()
         await fitted.count()
         before = fitted.used(task.prompt.text, task.tool_schemas, exact=True)
-        after, _ = await condense(session, task, cid, agent, cid, before)
+        after, _ = await condense(session, task, cid, agent, cid, before, trigger="manual")
     finally:
         session.condensing.discard(cid)
     return protocol.CondenseResult(before=before, after=after)

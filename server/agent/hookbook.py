@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+from anyio.abc import TaskGroup
+
 import protocol
 
 from ..hooks import claude_name, for_event
 from ..hooks.runner import HookRun, run_hook
 from ..host import Host
+from ..tools.ports import TaskView
 from ..workspace import clip
 from .configuration import Configuration
 
@@ -23,6 +27,42 @@ class HookBook:
     def __init__(self, config: Configuration, host: Host):
         self.config = config
         self.host = host
+        self.task_group: TaskGroup | None = None
+        #: what SessionStart hooks printed, added to the next user message (once)
+        self.context = ""
+        #: set when the SessionStart hooks are done (None: none run)
+        self.starting: anyio.Event | None = None
+
+    def soon(self, event: str, **fields: Any) -> None:
+        """Fire the event's hooks in the background (what happened has happened: they are told,
+        they decide nothing), when the session runs and one is configured."""
+        if self.task_group is not None and self.config.hooks.get(event):
+            self.task_group.start_soon(lambda: self.fire(event, **fields))
+
+    def attach(self, task_group: TaskGroup | None, first: TaskView | None = None) -> None:
+        """The session runs in `task_group` (None: it stopped); SessionStart hooks run at once,
+        for the task that answers first in the current conversation."""
+        self.task_group = task_group
+        if task_group is not None and first is not None and self.config.hooks.get("SessionStart"):
+            self.starting = anyio.Event()
+            task_group.start_soon(self.session_start, first)
+
+    async def session_start(self, task: TaskView) -> None:
+        try:
+            runs = await self.fire("SessionStart", conversation_id=self.config.current(), agent=task.agent, mode=task.mode.slug,
+                                   phase=task.phase, source="startup")
+            self.context = "\n\n".join(c for done in runs if (c := done.context))
+        finally:
+            if self.starting is not None:
+                self.starting.set()
+
+    async def take_context(self) -> str:
+        """What the SessionStart hooks said, once: the first message waits for them."""
+        if self.starting is not None:
+            await self.starting.wait()
+            self.starting = None
+        context, self.context = self.context, ""
+        return context
 
     async def fire(self, event: str, *, conversation_id: str, agent: str, mode: str, phase: str, tool: str | None = None,
                    mcp: tuple[str, str] | None = None, **fields: Any) -> list[HookRun]:

@@ -104,7 +104,7 @@ class Intake:
         for done in runs:
             if done.blocks:
                 raise BadRequest(f"text: refused by a UserPromptSubmit hook: {done.reason or done.command}")
-        return "\n\n".join(c for done in runs if (c := done.context))
+        return "\n\n".join(c for c in (await self.hooks.take_context(), *(done.context for done in runs)) if c)
 
     def command(self, text: str) -> str | None:
         """A slash command's text for the model (prompt/commands.py), its mode and phase switched

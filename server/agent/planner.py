@@ -58,7 +58,7 @@ class _Question:
 
 
 class Planner:
-    def __init__(self, store: "StateStore", host: "Host", workspace: "Workspace", config: "Configuration", conversations: "Conversations", switcher: "Switcher", tell: "Tell"):
+    def __init__(self, store: "StateStore", host: "Host", workspace: "Workspace", config: "Configuration", conversations: "Conversations", switcher: "Switcher", tell: "Tell", told: "Callable[..., None]" = lambda event, **fields: None):
         """`tell`: a decision made outside the chat, told to the agent and its turn started."""
         self.store = store
         self.host = host
@@ -67,6 +67,8 @@ class Planner:
         self.conversations = conversations
         self.switcher = switcher
         self.tell = tell
+        #: a decision made: the PlanDecision hooks are told (HookBook.soon)
+        self.told = told
         self._questions: dict[str, _Question] = {}
 
     # ------------------------------------------------------------ reading
@@ -312,6 +314,10 @@ class Planner:
         _, row = self.current(agent)
         assert row is not None
         feedback = answer.feedback.strip() if answer.feedback and answer.feedback.strip() else None
+        self.told(
+            "PlanDecision", conversation_id=cid, agent=agent, mode=self.switcher.mode_of(agent).slug, phase=self.switcher.phase,
+            decision=answer.decision, feedback=feedback, plan=row["plan"],
+        )
         if answer.decision == "approve":
             plan = Plan.model_validate(row["plan"])
             first = next_step(plan, row["completed"])

@@ -83,10 +83,10 @@ class Session:
         self.conversations = Conversations(self.store, host)
         self.histories = self.conversations.histories
         self.rulebook = RuleBook(self.config, self.conversations.touched, self.store, lambda: self.conversation_id, self.responder, self.mode_of)
-        self.switcher = Switcher(self.config, self.store, host, lambda: self.conversation_id, self.responder, self.rulebook.applying)
+        self.hookbook = HookBook(self.config, host)
+        self.switcher = Switcher(self.config, self.store, host, lambda: self.conversation_id, self.responder, self.rulebook.applying, self.hookbook.soon)
         self.runtimes = Runtimes(self.run_turn)
         self.todo_list = TodoList(self.store, host)
-        self.hookbook = HookBook(self.config, host)
         self.intake = Intake(self.config, self.conversations, self.switcher, self.runtimes, lambda: self.planner, self.todo_list, self.hookbook)
         self.usage_book = UsageBook(self.store, host)
         self.subtasks = Subtasks(self)
@@ -102,7 +102,7 @@ class Session:
         """The agents' plans (loaded with the first plan tool or plan request, not at start-up)."""
         from .planner import Planner
 
-        return Planner(self.store, self.host, self.workspace, self.config, self.conversations, self.switcher, self.intake.tell)
+        return Planner(self.store, self.host, self.workspace, self.config, self.conversations, self.switcher, self.intake.tell, self.hookbook.soon)
 
     @cached_property
     def wake_policy(self) -> WakePolicy:
@@ -150,12 +150,14 @@ class Session:
         async with anyio.create_task_group() as tg:
             self.config.attach(tg)
             self.runtimes.serve(tg)
+            self.hookbook.attach(tg, self.task_for(self.responder(self.conversation_id)))
             try:
                 yield self
             finally:
                 tg.cancel_scope.cancel()
         self.config.attach(None)
         self.runtimes.serve(None)
+        self.hookbook.attach(None)
 
     def close(self) -> None:
         self.store.close()

@@ -32,9 +32,12 @@ RulesOf = Callable[[str, str], tuple[RuleFile, ...]]
 
 
 class Switcher:
-    def __init__(self, config: Configuration, store: StateStore, host: Host, current: Callable[[], str], responder: Responder, rules: RulesOf):
+    def __init__(self, config: Configuration, store: StateStore, host: Host, current: Callable[[], str], responder: Responder, rules: RulesOf,
+                 told: Callable[..., None] = lambda event, **fields: None):
         self.config = config
         self.rules = rules
+        #: a switch made: the ModeChange and PhaseChange hooks are told (HookBook.soon)
+        self.told = told
         self.store = store
         self.host = host
         self.current = current
@@ -142,6 +145,7 @@ class Switcher:
         self.host.publish(
             protocol.ModeChanged(conversation_id=cid, agent=agent, task_id=task.id, from_=previous, to=mode.slug, reason=reason, by=by)
         )
+        self.told("ModeChange", conversation_id=cid, agent=agent, mode=mode.slug, phase=self.phase, from_mode=previous, by=by, reason=reason)
         if by == "model":
             self.settle_until = anyio.current_time() + self.config.settings.mode_switch_delay_ms / 1000
         return task
@@ -160,6 +164,7 @@ class Switcher:
         self.store.set_meta(phase=phase)
         task = self.build(agent, current.mode, current, cid)
         self.host.publish(protocol.PhaseChanged(conversation_id=cid, agent=agent, task_id=task.id, from_=previous, to=phase, by=by))
+        self.told("PhaseChange", conversation_id=cid, agent=agent, mode=current.mode.slug, phase=phase, from_phase=previous, by=by)
         return task
 
     async def wait_settled(self) -> None:

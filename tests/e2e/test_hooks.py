@@ -90,3 +90,34 @@ async def test_a_repository_s_hooks_wait_for_trust(workspace: Path, tmp_path: Pa
     assert (workspace / "one.txt").read_text() == "1\n" and not (workspace / "two.txt").exists()
     failed = [u for u in editor.of_kind("tool_call") if u.get("status") == "failed"]
     assert [f["error"] for f in failed] == [{"type": "HookBlocked", "message": "Blocked by the repository."}]
+
+
+async def test_the_session_s_events_tell_their_hooks(workspace: Path, tmp_path: Path):
+    log = tmp_path / "events.log"
+    record = f"python3 -c \"import json,sys; d=json.load(sys.stdin); print(d['hook_event_name'], d.get('from_mode') or d.get('from_phase') or d.get('trigger') or d.get('source'), file=open('{log}','a'))\""
+    settings = script(workspace, {"text": "Hello."}, {"text": "A summary of it all."})
+    settings["hooks"] = {
+        "SessionStart": [hook(f"{record}; echo 'The build is red since Monday.'")],
+        "ModeChange": [hook(record)],
+        "PhaseChange": [hook(record)],
+        "PreCompact": [hook(record)],
+    }
+    editor = Editor(workspace, tmp_path / "config")
+    await editor.start(settings)
+    try:
+        await editor.wait_for(lambda: log.exists() and "SessionStart" in log.read_text())
+        await editor.chat("hello")
+        lines = lambda: len(log.read_text().splitlines())  # noqa: E731 - the hooks of a switch run in the background
+        await editor.command(Command.SWITCH_MODE, "ask")
+        await editor.wait_for(lambda: lines() == 2)
+        await editor.request(methods.PHASE_SET, {"phase": "plan"})
+        await editor.wait_for(lambda: lines() == 3)
+        await editor.request(methods.CHAT_CONDENSE, {})
+        await editor.wait_for(lambda: lines() == 4)
+        cid = (await editor.request(methods.STATE))["conversationId"]
+        history = (await editor.request(methods.CHAT_HISTORY, {"conversationId": cid}))["messages"]
+    finally:
+        await editor.stop()
+    assert log.read_text().splitlines() == ["SessionStart startup", "ModeChange code", "PhaseChange act", "PreCompact manual"]
+    [first] = [m for m in history if m["role"] == "user"]
+    assert first["text"] == "hello\n\nThe build is red since Monday." and first["metadata"]["typed"] == "hello"
