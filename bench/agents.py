@@ -59,7 +59,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.g
 from run import EDITOR_CAPABILITIES, MODUS, Client, percentile  # noqa: E402
 
 from protocol import AgentConfig, Member  # noqa: E402
-from server.agents import parse_agent_prose, parse_user_message  # noqa: E402
+from server.roster import parse_agent_prose, parse_user_message  # noqa: E402
 
 MB = 2**20
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.agents.config import WorkspaceAgents, parse_agents
+from server.roster.config import WorkspaceAgents, parse_agents
 
 MODES = frozenset({"code", "architect", "ask"})
 

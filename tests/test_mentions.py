@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from protocol import AgentConfig, Member
-from server.agents import Refusal, default_responder, parse_agent_prose, parse_user_message
-from server.agents.mentions import AMBIGUOUS, TOO_MANY
+from server.roster import Refusal, default_responder, parse_agent_prose, parse_user_message
+from server.roster.mentions import AMBIGUOUS, TOO_MANY
 
 
 def agents(*names: str) -> list[AgentConfig]:

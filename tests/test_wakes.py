@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from protocol import AgentConfig
-from server.agents import Chain, Refusal, Wake, WakePolicy, refusal_message, wakes_after
-from server.agents.mentions import AMBIGUOUS, TOO_MANY
-from server.agents.wakes import ALREADY_IN_CHAIN, CHAIN_FULL, rate_limited
+from server.roster import Chain, Refusal, Wake, WakePolicy, refusal_message, wakes_after
+from server.roster.mentions import AMBIGUOUS, TOO_MANY
+from server.roster.wakes import ALREADY_IN_CHAIN, CHAIN_FULL, rate_limited
 
 
 class FakeClock:

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 #: What the first turn runs, imported on first use: loaded ahead in the background (providers.preload).
 TURN_MODULES = (
-    "server.agent.loop", "server.agent.context", "server.agents.mentions", "server.agents.wakes",
+    "server.agent.loop", "server.agent.context", "server.roster.mentions", "server.roster.wakes",
     "server.checkpoints", "server.agent.planner", "server.tools:warm", "protocol.messages:warm",
 )
 
@@ -84,7 +84,7 @@ class Configuration:
         self.skills = Skills()
         self.refreshed = False
         self.refresh_lock = anyio.Lock()
-        from ..agents.config import WorkspaceAgents
+        from ..roster.config import WorkspaceAgents
 
         self.agents_file = WorkspaceAgents(workspace.root)
         self.agents: list[AgentConfig] = list(self.settings.agents)
@@ -273,7 +273,7 @@ class Configuration:
         self.generation += 1  # tasks get the new roster in their prompt
 
     async def read_agents_file(self) -> None:
-        from ..agents.config import AgentsFile
+        from ..roster.config import AgentsFile
 
         try:
             result = await off_loop(self.agents_file.load, frozenset(m.slug for m in self.modes.modes))

@@ -106,7 +106,7 @@ class Conversations:
     def responder(self, cid: str, agents: list[AgentConfig]) -> str:
         """Who answers a message that mentions nobody (SPEC §5): the last agent that spoke, the
         conversation's owner, the first top-level agent, the first agent."""
-        from ..agents import default_responder
+        from ..roster import default_responder
 
         last = self.store.last_speaker(cid, [a.name for a in agents])
         return default_responder(last, self.store.conversation_owner(cid), agents) or agents[0].name

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import protocol
 
-from ..agents.summons import Summons, started_together
+from ..roster.summons import Summons, started_together
 from ..errors import BadRequest
 from ..modes import Mode
 from ..plan.machine import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT
@@ -63,7 +63,7 @@ class Intake:
             raise BadRequest(f"owner: unknown agent: {params.owner}")
         if params.conversation_id is not None:
             self.conversations.make_current(self.conversations.chosen(params.conversation_id), params.owner)
-        from ..agents import Chain, parse_user_message
+        from ..roster import Chain, parse_user_message
 
         cid = self.conversations.current
         typed, command = text, self.command(text)

@@ -26,7 +26,7 @@ from ..tools import TOOLS, ToolContext, run_tool
 from . import context
 from .history import tool_result
 from .touched import KEY as TOUCHED
-from ..agents.summons import Summons, mentioned
+from ..roster.summons import Summons, mentioned
 from .task import Task
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ async def run_turn(
     answers: the attempt_completion result, else what it wrote). A turn that completes wakes
     the agents its text names, within the guards of its chain. `history_id`: a subtask's own
     conversation (delegate_task), whose turn wakes no one: its answer goes to the delegator."""
-    from ..agents import Chain, wakes_after
+    from ..roster import Chain, wakes_after
 
     summons = summons or Summons()
     chain = summons.chain = summons.chain or Chain.start([agent])

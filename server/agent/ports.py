@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Iterator
 from ..tools.ports import Ports
 
 if TYPE_CHECKING:
-    from ..agents import Chain, Refusal
-    from ..agents.summons import Summons
+    from ..roster import Chain, Refusal
+    from ..roster.summons import Summons
     from ..state import StoredMessage
     from .session import Session
 
@@ -35,7 +35,7 @@ class Handoffs:
         await self.session.runtimes.wake(conversation_id, agent, summons)
 
     def admit(self, chain: Chain, agent: str, to: str) -> Refusal | None:
-        from ..agents import Refusal
+        from ..roster import Refusal
 
         [decision] = self.session.wake_policy.decide(chain, agent, [to])
         return decision if isinstance(decision, Refusal) else None

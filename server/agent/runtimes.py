@@ -13,7 +13,7 @@ from typing import Awaitable, Callable
 import anyio
 from anyio.abc import TaskGroup
 
-from ..agents.summons import Summons
+from ..roster.summons import Summons
 from ..errors import BadRequest
 
 #: Runs one turn of an agent in a conversation (agent/loop.py's run_turn, bound to the session).

@@ -46,8 +46,8 @@ from . import views
 if TYPE_CHECKING:
     from protocol import AgentsListResult, ChatHistoryResult, ChatListResult, ChatSendParams, ChatSendResult, ModesListResult, PromptGetParams, PromptGetResult, RulesListParams, RulesListResult
 
-    from ..agents import WakePolicy
-    from ..agents.summons import Summons
+    from ..roster import WakePolicy
+    from ..roster.summons import Summons
     from ..state import StateStore
     from ..tools.ports import Ports
     from .planner import Planner
@@ -107,7 +107,7 @@ class Session:
     @cached_property
     def wake_policy(self) -> WakePolicy:
         """The wake guards; one per session: the rate limit spans chains and conversations."""
-        from ..agents import WakePolicy
+        from ..roster import WakePolicy
 
         return WakePolicy()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..agents.summons import Summons, delegated
+from ..roster.summons import Summons, delegated
 from ..errors import ToolError
 from ..state.store import new_id
 

@@ -199,8 +199,8 @@ def summons(ctx: PromptContext) -> str:
     humans = [p for p in ctx.roster if p.kind == "human"]
     if len(agents) < 2 and not humans:
         return ""
-    from ..agents.wakes import MAX_CHAIN_WAKES, RATE_LIMIT, RATE_WINDOW_SECONDS
-    from ..agents.mentions import MAX_MENTIONS_PER_TURN
+    from ..roster.wakes import MAX_CHAIN_WAKES, RATE_LIMIT, RATE_WINDOW_SECONDS
+    from ..roster.mentions import MAX_MENTIONS_PER_TURN
 
     lines = ["SUMMONS", "", f"You are the agent @{ctx.agent}. The conversation's participants:"]
     lines += [f"- @{p.name}{' (you)' if p.name == ctx.agent else ''}: {p.kind} agent" for p in agents]

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from protocol import Handoff, MessageUpdate
 
-from ..agents import summons as why
+from ..roster import summons as why
 from ..errors import InvalidParams, ToolError, ToolNotAllowed
 from ..state import StoredMessage
 from ..state.store import new_id
@@ -42,7 +42,7 @@ def target(ctx: ToolContext, to: str) -> str:
 
 def admitted(ctx: ToolContext, to: str) -> None:
     """The wake guards of the turn's chain (this records the wake), or ToolNotAllowed."""
-    from ..agents import Chain
+    from ..roster import Chain
 
     ctx.chain = ctx.chain or Chain.start([ctx.agent])
     refusal = ctx.ports.chat.admit(ctx.chain, ctx.agent, to)

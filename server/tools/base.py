@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from ..agents import Chain
+    from ..roster import Chain
     from ..host import FileChange, Host
     from ..workspace import Workspace, WorkspacePath
     from .ports import Ports, TaskView

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, AsyncContextManager, ContextManager, Prot
 if TYPE_CHECKING:
     from protocol import Settings, Todo
 
-    from ..agents import Chain, Refusal
-    from ..agents.summons import Summons
+    from ..roster import Chain, Refusal
+    from ..roster.summons import Summons
     from ..hooks.runner import HookRun
     from ..host import Host
     from ..mcp import McpHub

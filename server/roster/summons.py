@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from ..agents import Chain
+    from ..roster import Chain
 
 
 class Reply:

@@ -59,7 +59,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Literal, Protocol, Sequence
 
-from .roster import AgentRef, default_responder  # noqa: F401 - default_responder: re-exported
+from .responder import AgentRef, default_responder  # noqa: F401 - default_responder: re-exported
 
 #: The most agents one turn of an agent can wake.
 MAX_MENTIONS_PER_TURN = 3

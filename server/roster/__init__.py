@@ -1,6 +1,7 @@
-"""Agents and @-mentions (SPEC §5), the pure parts: the composer's parser for the user's
-messages, the default responder, the parser for an agent's prose and the wake guards. Nothing
-here knows the session, the store or the wire; see mentions.py and wakes.py for the rules."""
+"""The roster: a workspace's agents and the rules between them (SPEC §5), the pure parts: the
+agents file, the composer's parser for the user's messages, the default responder, the parser
+for an agent's prose, the wake guards and the summons. Nothing here knows the session, the store
+or the wire; see mentions.py and wakes.py for the rules."""
 
 from importlib import import_module
 from typing import Any
@@ -12,7 +13,7 @@ _NAMES = {
         ("AgentRef", "Composed", "MemberRef", "Mention", "ProseMentions", "Refusal", "parse_agent_prose", "parse_user_message"),
         ".mentions",
     ),
-    "default_responder": ".roster",
+    "default_responder": ".responder",
     **dict.fromkeys(("Chain", "TurnWakes", "Wake", "WakePolicy", "refusal_message", "wakes_after"), ".wakes"),
 }
 
