@@ -14,7 +14,8 @@ import os
 import stat
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import anyio
 
@@ -55,6 +56,25 @@ def _size(n: int) -> str:
 
 
 Signature = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Read:
+    """What a read of a repository's files (rules, commands, skills) left out and looked at: the
+    base of what each such read returns."""
+
+    #: `<path>: <reason>` for each file or folder that was not read (or read differently)
+    skipped: tuple[str, ...] = ()
+    #: what was looked at, with its signature then: any change means reading again
+    seen: tuple[tuple[Path, Signature | None], ...] = field(default=(), repr=False)
+
+    def changed(self) -> bool:
+        return not self.seen or any(signature(path) != sig for path, sig in self.seen)
+
+
+def looked_at(paths: Iterable[Path]) -> tuple[tuple[Path, Signature | None], ...]:
+    """Each path once, in order, with its signature now (Read.seen)."""
+    return tuple((path, signature(path)) for path in dict.fromkeys(paths))
 
 
 def signature(path: Path) -> Signature | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -28,7 +28,7 @@ from ..prompt.commands import Commands, load_commands
 from ..prompt.skills import Skills, load_skills
 from ..providers import preload
 from ..settings import LayeredSettings
-from ..untrusted import Refused, check_inside, off_loop
+from ..untrusted import Read, Refused, check_inside, off_loop
 from ..userdirs import claude_dir
 from ..workspace import Workspace
 
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from ..mcp import McpHub
 
 log = logging.getLogger(__name__)
+
+ReadT = TypeVar("ReadT", bound=Read)
 
 #: What the first turn runs, imported on first use: loaded ahead in the background (providers.preload).
 TURN_MODULES = (
@@ -142,49 +144,33 @@ class Configuration:
             if self.agents_file.stale():
                 await self.read_agents_file()
             if self.rules.changed():
-                await self.read_rules()
+                rules = await self.read("Rule files", self.rules, load_rules, self.global_rules)
+                if rules.files != self.rules.files:
+                    self.generation += 1  # tasks get the new rules in their prompt
+                self.rules = rules
             if self.commands.changed():
-                await self.read_commands()
+                self.commands = await self.read("Command files", self.commands, load_commands, self.global_commands)
             if self.skills.changed():
-                await self.read_skills()
+                skills = await self.read("Skills", self.skills, load_skills, self.global_skills)
+                if skills.found != self.skills.found:
+                    self.generation += 1  # tasks list the skills in their prompt
+                self.skills = skills
             if self.mcp_stale():
                 await self.mcp.refresh()
             self.refreshed = True
 
-    async def read_rules(self) -> None:
+    async def read(self, what: str, before: ReadT, load: Callable[..., ReadT], global_dir: Any) -> ReadT:
+        """A read of the workspace's project files of one kind (and the user's), off the loop;
+        what it newly left out is told once, in the log and to the user."""
         try:
-            rules = await off_loop(load_rules, self.workspace.root, self.global_rules)
+            now = await off_loop(load, self.workspace.root, global_dir)
         except Refused as exc:
-            rules = Rules(skipped=(f"rules: {exc}",))
-        self.tell_skipped("Rule files", self.rules.skipped, rules.skipped)
-        if rules.files != self.rules.files:
-            self.generation += 1  # tasks get the new rules in their prompt
-        self.rules = rules
-
-    async def read_commands(self) -> None:
-        try:
-            commands = await off_loop(load_commands, self.workspace.root, self.global_commands)
-        except Refused as exc:
-            commands = Commands(skipped=(f"commands: {exc}",))
-        self.tell_skipped("Command files", self.commands.skipped, commands.skipped)
-        self.commands = commands
-
-    async def read_skills(self) -> None:
-        try:
-            skills = await off_loop(load_skills, self.workspace.root, self.global_skills)
-        except Refused as exc:
-            skills = Skills(skipped=(f"skills: {exc}",))
-        self.tell_skipped("Skills", self.skills.skipped, skills.skipped)
-        if skills.found != self.skills.found:
-            self.generation += 1  # tasks list the skills in their prompt
-        self.skills = skills
-
-    def tell_skipped(self, what: str, before: tuple[str, ...], now: tuple[str, ...]) -> None:
-        """What was newly left out of a read, told once: in the log, and to the user."""
-        news = sorted(set(now) - set(before))
+            now = type(before)(skipped=(f"{what}: {exc}",))
+        news = sorted(set(now.skipped) - set(before.skipped))
         if news:
             log.warning("%s not read: %s", what, "; ".join(news))
             self.host.show_message("warning", f"{what} not read: " + "; ".join(news))
+        return now
 
     # ------------------------------------------------------------ settings
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..untrusted import Refused, check_inside, read_text, signature, walk
+from ..untrusted import Read, Refused, check_inside, looked_at, read_text, walk
 from .rules import FrontMatter
 
 MAX_FILE_BYTES = 64 * 1024
@@ -54,12 +54,8 @@ class PromptCommand:
 
 
 @dataclass(frozen=True)
-class Commands:
+class Commands(Read):
     found: tuple[PromptCommand, ...] = ()
-    #: `<path>: <reason>` for each file or folder not read
-    skipped: tuple[str, ...] = ()
-    #: what was looked at, with its signature then: any change means reading again
-    seen: tuple[tuple[Path, tuple | None], ...] = field(default=(), repr=False)
 
     def get(self, name: str) -> PromptCommand | None:
         return next((c for c in self.found if c.name == name), None)
@@ -71,8 +67,6 @@ class Commands:
         command = self.get(match[1]) if match else None
         return (command, text[match.end() :].strip()) if command and match else None
 
-    def changed(self) -> bool:
-        return not self.seen or any(signature(path) != sig for path, sig in self.seen)
 
 
 #: Where commands are, in the order a name is looked for: (folder, whether subfolders count).
@@ -107,7 +101,7 @@ def load_commands(root: Path, global_dir: Path | None = None) -> Commands:
             command = _command(path, ":".join((*rel.parts[:-1], path.stem)), shown, source, inside, skipped)
             if command is not None and command.name not in found:
                 found[command.name] = command
-    return Commands(tuple(found.values()), tuple(skipped), tuple((p, signature(p)) for p in dict.fromkeys(seen)))
+    return Commands(found=tuple(found.values()), skipped=tuple(skipped), seen=looked_at(seen))
 
 
 def _command(path: Path, name: str, shown: str, source: str, inside: Path, skipped: list[str]) -> PromptCommand | None:

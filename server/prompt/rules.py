@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection, Iterable, Literal
 
-from ..untrusted import Refused, check_inside, load_yaml, read_text, signature, walk
+from ..untrusted import Read, Refused, check_inside, load_yaml, looked_at, read_text, walk
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024
@@ -90,13 +90,9 @@ class RuleFile:
 
 
 @dataclass(frozen=True)
-class Rules:
+class Rules(Read):
     #: Every rule file, in the order they are told (global, always, the modes', conditional).
     files: tuple[RuleFile, ...] = ()
-    #: `<path>: <reason>` for each file or folder that was not read (or read differently).
-    skipped: tuple[str, ...] = ()
-    #: What was looked at, with its signature then: any change means the rules must be read again.
-    seen: tuple[tuple[Path, tuple | None], ...] = field(default=(), repr=False)
 
     def listed(self, slug: str, touched: Collection[str] = (), disabled: Iterable[str] = ()) -> list[tuple[RuleFile, bool]]:
         """Every rule, and whether it is in the prompt of mode `slug` for a conversation that
@@ -124,9 +120,6 @@ class Rules:
     def for_mode(self, slug: str) -> tuple[RuleFile, ...]:
         """The rules of mode `slug` before any file is touched."""
         return self.applying(slug)
-
-    def changed(self) -> bool:
-        return not self.seen or any(signature(path) != sig for path, sig in self.seen)
 
 
 # ------------------------------------------------------------------ globs
@@ -485,5 +478,4 @@ def load_rules(root: Path, global_dir: Path | None = None) -> Rules:
         r.folder(path, "modus", modes=(slug,))
     r.nested_agents()
     files = sorted(r.files, key=lambda f: (f.tier, FORMATS.index(f.format)))  # stable: reading order within
-    seen = dict.fromkeys(r.seen)  # each once, in order
-    return Rules(tuple(files), tuple(r.skipped), tuple((p, signature(p)) for p in seen))
+    return Rules(files=tuple(files), skipped=tuple(r.skipped), seen=looked_at(r.seen))

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..untrusted import Refused, check_inside, read_text, signature, walk
+from ..untrusted import Read, Refused, check_inside, looked_at, read_text, walk
 from .rules import FrontMatter
 
 MAX_SKILL_BYTES = 64 * 1024
@@ -40,10 +40,8 @@ class Skill:
 
 
 @dataclass(frozen=True)
-class Skills:
+class Skills(Read):
     found: tuple[Skill, ...] = ()
-    skipped: tuple[str, ...] = ()
-    seen: tuple[tuple[Path, tuple | None], ...] = field(default=(), repr=False)
 
     def get(self, name: str) -> Skill | None:
         return next((s for s in self.found if s.name == name), None)
@@ -57,8 +55,6 @@ class Skills:
         real = Path(os.path.realpath(path))
         return next((s for s in self.found if real in s.files), None)
 
-    def changed(self) -> bool:
-        return not self.seen or any(signature(path) != sig for path, sig in self.seen)
 
 
 def load_skills(root: Path, global_dirs: tuple[Path, ...] = ()) -> Skills:
@@ -85,7 +81,7 @@ def load_skills(root: Path, global_dirs: tuple[Path, ...] = ()) -> Skills:
             skill = _skill(real / entry, root, inside, source, skipped, seen)
             if skill is not None and skill.name not in found:
                 found[skill.name] = skill
-    return Skills(tuple(found.values()), tuple(skipped), tuple((p, signature(p)) for p in dict.fromkeys(seen)))
+    return Skills(found=tuple(found.values()), skipped=tuple(skipped), seen=looked_at(seen))
 
 
 def _skill(folder: Path, root: Path, inside: Path, source: str, skipped: list[str], seen: list[Path]) -> Skill | None:
