@@ -7,6 +7,7 @@ import { checkpointText } from './protocol/diff';
 import type { CheckpointFile, Update } from './protocol/generated';
 import type { RestoreKind } from './protocol/view';
 import type { ReadOnlyDocuments } from './documents';
+import { oneAtATime } from './serial';
 import type { ServerApi } from './server';
 import type { ViewStore } from './store';
 
@@ -18,9 +19,6 @@ const DELETED = 'deleted';
 export class Checkpoints {
   /** the tool calls (card ids) that had started when the checkpoints were last asked for: theirs are known */
   private readonly asked = new Set<string>();
-  /** a list of the checkpoints is on its way; `again`: ask once more when it is there */
-  private asking = false;
-  private again = false;
   /** the server has no checkpoints (off, no git, or no such method): not asked again */
   private off = false;
 
@@ -52,31 +50,21 @@ export class Checkpoints {
   }
 
   /** The conversation's checkpoints for its cards; one request at a time, one more when asked meanwhile. */
-  async refresh(): Promise<void> {
-    if (this.asking) {
-      this.again = true;
-      return;
-    }
-    this.asking = true;
+  readonly refresh = oneAtATime(async () => {
+    const api = this.server.api;
+    const { conversationId, entries } = this.store.view;
+    if (!api || !conversationId || this.off) return;
+    for (const e of entries) if (e.type === 'tool' && e.status !== 'pending') this.asked.add(e.id);
     try {
-      do {
-        this.again = false;
-        const api = this.server.api;
-        const { conversationId, entries } = this.store.view;
-        if (!api || !conversationId || this.off) return;
-        for (const e of entries) if (e.type === 'tool' && e.status !== 'pending') this.asked.add(e.id);
-        const list = await api.checkpoints(conversationId);
-        // off (the setting, no git): the server told the user once; the cards offer nothing
-        if (list.disabled) this.off = true;
-        this.store.dispatch({ type: 'checkpoints', conversationId, checkpoints: list.checkpoints });
-      } while (this.again);
+      const list = await api.checkpoints(conversationId);
+      // off (the setting, no git): the server told the user once; the cards offer nothing
+      if (list.disabled) this.off = true;
+      this.store.dispatch({ type: 'checkpoints', conversationId, checkpoints: list.checkpoints });
     } catch (err) {
       if (isMethodNotFound(err)) this.off = true;
       this.output.appendLine(`modus: could not list the checkpoints: ${errorMessage(err)}`);
-    } finally {
-      this.asking = false;
     }
-  }
+  });
 
   /**
    * A card's Show diff: the files changed since the checkpoint (taken before `tool`), one in VS

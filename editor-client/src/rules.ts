@@ -8,15 +8,13 @@ import { errorMessage, isMethodNotFound } from './protocol/client';
 import type { Update } from './protocol/generated';
 import { isAbsoluteRulePath } from './protocol/rules';
 import type { ViewState } from './protocol/view';
+import { oneAtATime } from './serial';
 import type { ServerApi } from './server';
 import type { ViewStore } from './store';
 
 export class Rules {
   /** the conversation and mode the list was last asked for */
   private shown = '';
-  /** a list is on its way; `again`: ask once more when it is there */
-  private asking = false;
-  private again = false;
   /** the server has no rules list (MethodNotFound): not asked again */
   private off = false;
 
@@ -48,30 +46,20 @@ export class Rules {
   }
 
   /** The rule files of the conversation shown; one request at a time, one more when asked meanwhile. */
-  async refresh(): Promise<void> {
-    if (this.asking) {
-      this.again = true;
-      return;
-    }
-    this.asking = true;
+  readonly refresh = oneAtATime(async () => {
+    const api = this.server.api;
+    if (!api || this.off) return;
     try {
-      do {
-        this.again = false;
-        const api = this.server.api;
-        if (!api || this.off) return;
-        const { rules } = await api.rules(this.store.view.conversationId);
-        this.store.dispatch({ type: 'rules', rules });
-      } while (this.again);
+      const { rules } = await api.rules(this.store.view.conversationId);
+      this.store.dispatch({ type: 'rules', rules });
     } catch (err) {
       if (isMethodNotFound(err)) {
         this.off = true;
         this.store.dispatch({ type: 'rules', rules: null });
       }
       this.output.appendLine(`modus: could not list the rules: ${errorMessage(err)}`);
-    } finally {
-      this.asking = false;
     }
-  }
+  });
 
   /** Opens a rule file: a workspace-relative path in the (first) workspace folder, an absolute one as it is. */
   async open(rulePath: string): Promise<void> {
