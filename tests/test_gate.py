@@ -198,7 +198,7 @@ async def test_reads_are_auto_approved_by_default(workspace):
 
 async def test_plan_phase_refuses_writes(workspace):
     async with running(workspace) as session:
-        session.phase = "plan"
+        session.switcher.phase = "plan"
         refused = await call_tool(session, "write_to_file", path="docs/a.md", content="x")
         allowed = await call_tool(session, "read_file", path="src/app.py")
     assert refused.error.type == "PlanModeBlocked"

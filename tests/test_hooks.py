@@ -110,3 +110,44 @@ async def test_a_hook_that_overruns_its_time_is_stopped_with_what_it_started(tmp
         time.sleep(0.02)
     else:
         pytest.fail("the hook's child outlived it")
+
+
+# ---------------------------------------------------------------- in the gate
+
+
+def pre_tool_use(decision: str, matcher: str) -> dict:
+    out = json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision}})
+    return {"PreToolUse": [{"matcher": matcher, "hooks": [command(f"echo '{out}'")]}]}
+
+
+async def test_a_pre_tool_use_hook_may_allow_without_asking_or_ask_what_is_auto_approved(tmp_path):
+    from helpers import call_tool, running
+    from memory_host import MemoryHost
+
+    (tmp_path / "a.txt").write_text("a\n")
+    host = MemoryHost()
+    hooks = {**pre_tool_use("allow", "Write"), **{"PostToolUse": []}}
+    hooks["PreToolUse"] += pre_tool_use("ask", "Read")["PreToolUse"]
+    async with running(tmp_path, host=host, hooks=hooks) as session:  # reads are auto-approved by default
+        written = await call_tool(session, "write_to_file", path="b.txt", content="b")
+        read = await call_tool(session, "read_file", path="a.txt")
+    assert written.error is None and read.error is None
+    assert [a.tool for a in host.approvals] == ["read_file"]  # the write was allowed by the hook; the read asked
+    assert (tmp_path / "b.txt").read_text() == "b\n"
+
+
+async def test_a_plan_decision_tells_its_hooks(tmp_path):
+    from helpers import call_tool, running, until
+    from memory_host import MemoryHost
+    from protocol import ApprovalResponse
+
+    log = tmp_path / "decided.log"
+    record = f"python3 -c \"import json,sys; d=json.load(sys.stdin); print(d['decision'], d['feedback'], d['plan']['summary'], file=open('{log}','w'))\""
+    host = MemoryHost(approve=lambda r: ApprovalResponse(decision="revise", feedback="Shorter"))
+    plan = {"summary": "Greet", "approach": "a", "steps": [{"id": "1", "description": "Write hello.txt", "verification": "v"}]}
+    async with running(tmp_path, host=host, hooks={"PlanDecision": [{"hooks": [command(record)]}]}) as session:
+        assert (await call_tool(session, "plan_enter", goal="g")).error is None
+        assert (await call_tool(session, "plan_exit", plan=plan)).text.startswith("The user wants changes to the plan")
+        await until(lambda: host.of_kind("hook"))  # told once the hook has run
+    assert log.read_text().split() == ["revise", "Shorter", "Greet"]
+    assert [u.event for u in host.of_kind("hook")] == ["PlanDecision"]

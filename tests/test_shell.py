@@ -476,6 +476,6 @@ async def test_command_rules_in_the_gate(workspace, mode, command, refusal):
 async def test_a_refused_command_in_plan_phase_is_refused_by_the_phase_first(workspace):
     async with running(workspace) as session:
         session.switch_mode("careful", by="user")
-        session.phase = "plan"
+        session.switcher.phase = "plan"
         result = await call_tool(session, "execute_command", command="rm -rf build")
     assert result.error.type == "PlanModeBlocked"

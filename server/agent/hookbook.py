@@ -5,6 +5,7 @@ the client as a `hook` update."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anyio
@@ -18,6 +19,8 @@ from ..host import Host
 from ..tools.ports import TaskView
 from ..workspace import clip
 from .configuration import Configuration
+
+log = logging.getLogger(__name__)
 
 #: what of a hook's output the `hook` update shows
 SHOWN = 2000
@@ -37,7 +40,14 @@ class HookBook:
         """Fire the event's hooks in the background (what happened has happened: they are told,
         they decide nothing), when the session runs and one is configured."""
         if self.task_group is not None and self.config.hooks.get(event):
-            self.task_group.start_soon(lambda: self.fire(event, **fields))
+            self.task_group.start_soon(self.told, event, fields)
+
+    async def told(self, event: str, fields: dict[str, Any]) -> None:
+        """A hook run in the background: whatever goes wrong is logged, never takes the session down."""
+        try:
+            await self.fire(event, **fields)
+        except Exception:  # noqa: BLE001 - a bug here must not end the session's task group
+            log.exception("the %s hooks failed", event)
 
     def attach(self, task_group: TaskGroup | None, first: TaskView | None = None) -> None:
         """The session runs in `task_group` (None: it stopped); SessionStart hooks run at once,
@@ -52,6 +62,8 @@ class HookBook:
             runs = await self.fire("SessionStart", conversation_id=self.config.current(), agent=task.agent, mode=task.mode.slug,
                                    phase=task.phase, source="startup")
             self.context = "\n\n".join(c for done in runs if (c := done.context))
+        except Exception:  # noqa: BLE001 - as told(): logged, the session goes on
+            log.exception("the SessionStart hooks failed")
         finally:
             if self.starting is not None:
                 self.starting.set()

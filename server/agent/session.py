@@ -126,16 +126,7 @@ class Session:
     layers = property(lambda self: self.config.layers)
     agents = property(lambda self: self.config.agents)
     mcp = property(lambda self: self.config.mcp)
-
-    @property
-    def phase(self) -> str:
-        return self.switcher.phase
-
-    @phase.setter
-    def phase(self, phase: str) -> None:
-        """Without a switch (the tests set the stage)."""
-        self.switcher.phase = phase
-
+    phase = property(lambda self: self.switcher.phase)
     tasks = property(lambda self: self.switcher.tasks)
 
     async def run_turn(self, cid: str, agent: str, summons: Summons) -> None:
