@@ -80,6 +80,24 @@ describe('view reducer', () => {
     assert.deepEqual(lines(view), ['tool write_to_file failed FileRestrictionError: nope']);
   });
 
+  it("says a hook's run that blocked, failed or ran out of time; a blocked call's card says its own", () => {
+    const error = { type: 'HookBlocked', message: 'No shell here.' };
+    const view = replay([
+      up({ kind: 'hook', event: 'PreToolUse', command: 'check-bash', outcome: 'blocked', output: 'No shell here.' }),
+      up({ kind: 'tool_call', turnId: 't1', toolCallId: 'x', name: 'execute_command', params: { command: 'rm -rf build' }, status: 'failed', error }),
+      up({ kind: 'hook', event: 'PostToolUse', command: 'lint', outcome: 'ok', output: 'All clean.' }),
+      up({ kind: 'hook', event: 'Stop', command: 'run-tests', outcome: 'blocked', output: 'Run the tests first.' }),
+      up({ kind: 'hook', event: 'PostToolUse', command: 'broken', outcome: 'failed' }),
+      up({ kind: 'hook', event: 'SessionStart', command: 'slow', outcome: 'timeout', output: null }),
+    ]);
+    assert.deepEqual(lines(view), [
+      'tool execute_command failed HookBlocked: No shell here.',
+      'system: The Stop hook `run-tests` blocked: Run the tests first.',
+      'system: The PostToolUse hook `broken` failed.',
+      'system: The SessionStart hook `slow` ran out of time.',
+    ]);
+  });
+
   it('follows mode changes with the names from the mode list', () => {
     const view = replay([
       { type: 'modes', modes: { current: 'code', modes: [{ slug: 'code', name: 'Code', description: null, whenToUse: null, source: 'builtin', groups: [] }, { slug: 'architect', name: 'Architect', description: null, whenToUse: null, source: 'builtin', groups: [] }] } },

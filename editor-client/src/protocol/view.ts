@@ -478,6 +478,13 @@ function pendingApprovals(view: ViewState): Entry[] {
   return view.entries.flatMap((e) => (e.type === 'approval' && e.status === 'pending' ? [{ ...e, turnId: undefined }] : []));
 }
 
+/** What the chat says of a hook's run: nothing when it went well, or when its call's card says it. */
+export function hookText(u: { event: string; command: string; outcome: string; output?: string | null }): string | null {
+  if (u.outcome === 'ok' || (u.outcome === 'blocked' && u.event === 'PreToolUse')) return null;
+  const what = { blocked: 'blocked', failed: 'failed', timeout: 'ran out of time' }[u.outcome] ?? u.outcome;
+  return `The ${u.event} hook \`${u.command}\` ${what}${u.output ? `: ${u.output}` : '.'}`;
+}
+
 function applyUpdate(view: ViewState, u: Update): ViewState {
   // The plan and the todos are the agent's, whatever conversation reports them.
   if (u.kind === 'plan') return { ...view, plan: fromPlanUpdate(view.plan, u) };
@@ -548,6 +555,11 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
       }
       if (u.role === 'user') return pushLocal(view, (id) => ({ type: 'user', id, text: u.text }));
       return pushLocal(view, (id) => ({ type: 'system', id, turnId: u.turnId ?? undefined, text: u.text }));
+    }
+    case 'hook': {
+      // a hook that blocked, failed or ran out of time is said in the chat (a blocked call's card says it already)
+      const text = hookText(u);
+      return text ? pushLocal(view, (id) => ({ type: 'system', id, text })) : view;
     }
     case 'tool_call': {
       // A tool call ends the streamed text before it.

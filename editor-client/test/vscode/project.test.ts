@@ -6,6 +6,8 @@
 // chosen command is sent, the chat shows it as typed; the agent reads src/app.py and the
 // conditional rule applies from then on.
 // Needs MODUS_CODE_SERVER_DIR (scripts/code-server.sh) and MODUS_VSIX; run by scripts/test.sh.
+// The user's own hooks (their global settings file): a PreToolUse hook blocks the shell, the card
+// says HookBlocked with the hook's words; a Stop hook that fails is said in the chat.
 // MODUS_PROJECT_SCREENSHOT=docs/project.png saves the workbench with the rules listed and the
 // completion open.
 import assert from 'node:assert/strict';
@@ -23,7 +25,14 @@ const SCRIPT = {
   turns: [
     { text: 'Reading it.', toolCalls: [{ name: 'read_file', arguments: { path: 'src/app.py' } }] },
     { text: 'Reviewed src/app.py: main() prints and returns nothing; no bug.' },
+    { toolCalls: [{ name: 'execute_command', arguments: { command: 'rm -rf build' } }] },
+    { text: 'The build folder stays.' },
   ],
+};
+/** the user's hooks, in Claude Code's shape (their global settings file: they run without asking for trust) */
+const HOOKS = {
+  PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: "echo 'No shell in this project: use the tools.' >&2; exit 2" }] }],
+  Stop: [{ hooks: [{ type: 'command', command: "echo 'lint is not installed' >&2; exit 1" }] }],
 };
 
 const codeServerDir = process.env.MODUS_CODE_SERVER_DIR;
@@ -38,7 +47,7 @@ describe('rules and slash commands in a real VS Code (code-server)', { skip: !co
       codeServerDir: codeServerDir!,
       vsix: vsix!,
       files: FILES,
-      config: { 'modus/rules/mine.md': 'Sign every commit.\n' },
+      config: { 'modus/rules/mine.md': 'Sign every commit.\n', 'modus/settings.json': JSON.stringify({ hooks: HOOKS }) },
       script: SCRIPT,
     });
   });
@@ -134,6 +143,19 @@ describe('rules and slash commands in a real VS Code (code-server)', { skip: !co
       await wb.page.keyboard.press('Escape');
       await input().fill('');
     }
+  });
+
+  step("a PreToolUse hook blocks the shell: the card says HookBlocked with the hook's words; a failing Stop hook is said", async () => {
+    await input().fill('clean the build folder');
+    await wb.page.keyboard.press('Enter');
+    const card = chat().locator('.card.tool[data-tool="execute_command"]');
+    await card.locator('.error-type', { hasText: 'HookBlocked' }).waitFor({ timeout: 30_000 });
+    assert.equal(await card.locator('.error-message').textContent(), 'No shell in this project: use the tools.');
+    await chat().locator('.msg.assistant', { hasText: 'The build folder stays.' }).waitFor({ timeout: 30_000 });
+    await chat()
+      .locator('.msg.system', { hasText: 'The Stop hook `echo \'lint is not installed\' >&2; exit 1` failed: lint is not installed' })
+      .first()
+      .waitFor({ timeout: 30_000 });
     assert.deepEqual(wb.extensionErrors(), []);
   });
 });
