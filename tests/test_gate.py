@@ -213,6 +213,7 @@ def test_the_order_of_the_gate_is_data():
         "valid params",
         "allowed by the mode's groups",
         "allowed by the mode's MCP servers",
+        "allowed by the mode's skills",
         "allowed by the phase and plan state",
         "inside the workspace and allowed by the file rules",
         "inside the plan's scope",

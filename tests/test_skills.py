@@ -50,3 +50,25 @@ def test_what_is_left_out_and_why(tmp_path):
     assert "no-description/SKILL.md: description: a skill needs one" in skipped
     assert "Bad/SKILL.md: name: 'Bad Name' must be 1 to 64 lowercase letters" in skipped
     assert "linked/SKILL.md" in skipped
+
+
+async def test_the_gate_keeps_a_mode_to_its_skills(tmp_path):
+    from helpers import running
+    from server.providers import ToolCallRequest
+    from server.tools import TOOLS, ToolContext, run_tool
+
+    write(tmp_path, {
+        ".claude/skills/a/SKILL.md": skill("a", body="A's steps."), ".claude/skills/b/SKILL.md": skill("b"),
+        ".modus/modes.yaml": "customModes:\n  - slug: only-a\n    name: Only A\n    roleDefinition: You read.\n    groups: [read]\n    skills: [a]\n",
+    })
+    async with running(tmp_path) as session:
+        session.switch_mode("only-a", by="user")
+
+        async def use(name: str):  # the tool's parameter is `name`, as call_tool's own: the call made here
+            ctx = ToolContext(session.ports, session.task_for("modus"), "modus", session.conversation_id, "turn", "call")
+            return await run_tool(ctx, ToolCallRequest("call", "use_skill", {"name": name}), TOOLS)
+
+        used, refused, unknown = await use("a"), await use("b"), await use("nosuch")
+    assert used.error is None and "A's steps." in used.text
+    assert (refused.error.type, refused.text) == ("ToolNotAllowed", "No skill named 'b' in Only A mode. Its skills: a.")
+    assert unknown.error.type == "ToolNotAllowed" and unknown.text.startswith("No skill named 'nosuch'")

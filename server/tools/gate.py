@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from protocol import ApprovalRequest
 
 from ..hooks.runner import HookRun
-from ..modes import HANDOFF_TOOLS, PHASE_ONLY
+from ..modes import HANDOFF_TOOLS, PHASE_ONLY, SKILL_TOOL
 from ..plan import machine
 from ..providers.base import ToolCallRequest
 from ..workspace import WorkspacePath, clip
@@ -119,6 +119,17 @@ async def mcp_servers(run: GateRun) -> None:
 #: Tools that change the workspace or the world; refused while the phase is PLAN.
 def _writes(spec: ToolSpec) -> bool:
     return spec.edits or spec.group in ("command", "mcp", "browser")
+
+
+async def mode_skills(run: GateRun) -> None:
+    """use_skill opens a skill the mode may use (its `skills`, all when it names none)."""
+    if run.call.name != SKILL_TOOL:
+        return
+    name = str(getattr(run.params, "name", "")).strip()
+    allowed = run.ctx.ports.config.skills.for_mode(run.ctx.task.mode.skills)
+    if not any(s.name == name for s in allowed):
+        names = ", ".join(s.name for s in allowed) or "none"
+        raise ToolNotAllowed(f"No skill named '{name}' in {run.ctx.task.mode.name} mode. Its skills: {names}.")
 
 
 async def phase_and_plan(run: GateRun) -> None:
@@ -282,6 +293,7 @@ STAGES: tuple[tuple[str, Stage], ...] = (
     ("valid params", valid_params),
     ("allowed by the mode's groups", mode_groups),
     ("allowed by the mode's MCP servers", mcp_servers),
+    ("allowed by the mode's skills", mode_skills),
     ("allowed by the phase and plan state", phase_and_plan),
     ("inside the workspace and allowed by the file rules", workspace_and_file_rules),
     ("inside the plan's scope", plan_scope),
