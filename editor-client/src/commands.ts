@@ -7,6 +7,7 @@ import type { Conversations } from './conversations';
 import type { McpServers } from './mcp';
 import type { Modes } from './modes';
 import type { Rules } from './rules';
+import { showSkills } from './skills';
 import { setApiKey } from './secrets';
 import type { Server } from './server';
 import type { FromWebview } from './webview/messages';
@@ -35,6 +36,7 @@ export function registerCommands({ server, secrets, conversations, modes }: Part
     'modus.ui.setApiKey': () => setApiKey(secrets, () => server.restart()),
     'modus.ui.restartServer': () => server.restart(),
     'modus.ui.trustWorkspaceSettings': () => modes.trustWorkspaceSettings(),
+    'modus.ui.showSkills': () => showSkills(server),
   };
   return Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }

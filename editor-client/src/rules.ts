@@ -2,12 +2,11 @@
 // conversation shown, asked for again when what decides it may have changed (another conversation
 // or mode, a turn that ended — its touched files wake conditional rules —, edited settings), and
 // a rule file opened in an editor.
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage, isMethodNotFound } from './protocol/client';
 import type { Update } from './protocol/generated';
-import { isAbsoluteRulePath } from './protocol/rules';
 import type { ViewState } from './protocol/view';
+import { openProjectFile } from './projectFile';
 import { oneAtATime } from './serial';
 import type { ServerApi } from './server';
 import type { ViewStore } from './store';
@@ -62,20 +61,8 @@ export class Rules {
   });
 
   /** Opens a rule file: a workspace-relative path in the (first) workspace folder, an absolute one as it is. */
-  async open(rulePath: string): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    const parts = rulePath.split(/[\\/]+/);
-    let uri: vscode.Uri | undefined;
-    if (isAbsoluteRulePath(rulePath)) uri = vscode.Uri.file(path.normalize(rulePath));
-    else if (folder && !parts.includes('..')) uri = vscode.Uri.joinPath(folder.uri, ...parts);
-    if (!uri) {
-      void vscode.window.showErrorMessage(`Modus: cannot open ${rulePath}: it is not in the workspace.`);
-      return;
-    }
-    try {
-      await vscode.window.showTextDocument(uri, { preview: true });
-    } catch (err) {
-      void vscode.window.showErrorMessage(`Modus: could not open ${rulePath}: ${errorMessage(err)}`);
-    }
+  open(rulePath: string): Promise<void> {
+    return openProjectFile(rulePath);
   }
+
 }

@@ -124,6 +124,10 @@ export class ModusApi {
   commands() {
     return this.request(Method.commandsList, {});
   }
+  /** The skills (`modus/skills/list`): name, description, its SKILL.md, the workspace's or the user's. */
+  skills() {
+    return this.request(Method.skillsList, {});
+  }
 
   /**
    * The MCP servers with their state, tools and resources (`modus/mcp/list`); null when the

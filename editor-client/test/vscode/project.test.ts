@@ -6,6 +6,7 @@
 // chosen command is sent, the chat shows it as typed; the agent reads src/app.py and the
 // conditional rule applies from then on.
 // Needs MODUS_CODE_SERVER_DIR (scripts/code-server.sh) and MODUS_VSIX; run by scripts/test.sh.
+// The palette's Show Skills lists the workspace's skill and opens its SKILL.md.
 // The user's own hooks (their global settings file): a PreToolUse hook blocks the shell, the card
 // says HookBlocked with the hook's words; a Stop hook that fails is said in the chat.
 // MODUS_PROJECT_SCREENSHOT=docs/project.png saves the workbench with the rules listed and the
@@ -20,6 +21,7 @@ const FILES = {
   '.modus/rules/python.md': '---\npaths: ["src/**/*.py"]\n---\nUse type hints in Python.\n',
   'src/app.py': 'def main():\n    print("hi")\n',
   '.claude/commands/review.md': '---\ndescription: Review a file for bugs\nargument-hint: <file>\n---\nReview $ARGUMENTS for bugs.\n',
+  '.claude/skills/release-notes/SKILL.md': '---\nname: release-notes\ndescription: Write release notes from the git log.\n---\nRead the log, then write NOTES.md.\n',
 };
 const SCRIPT = {
   turns: [
@@ -143,6 +145,16 @@ describe('rules and slash commands in a real VS Code (code-server)', { skip: !co
       await wb.page.keyboard.press('Escape');
       await input().fill('');
     }
+  });
+
+  step("the palette's Show Skills lists the skills with their descriptions; the one picked opens its SKILL.md", async () => {
+    await wb.command('Modus: Show Skills');
+    const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'release-notes' });
+    await row.waitFor({ timeout: 30_000 });
+    assert.match((await row.textContent()) ?? '', /Write release notes from the git log\./);
+    await wb.page.keyboard.press('Enter');
+    await tab('SKILL.md').waitFor();
+    await activeEditor().locator('.view-lines', { hasText: 'Read the log, then write NOTES.md.' }).waitFor();
   });
 
   step("a PreToolUse hook blocks the shell: the card says HookBlocked with the hook's words; a failing Stop hook is said", async () => {
