@@ -71,6 +71,13 @@ export async function feed(page: Page, messages: unknown[]): Promise<void> {
   await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
 }
 
+/** The rows of the composer's completion (@ or /): each row's parts joined by ` | `, ` *` on the selected one. */
+export function completionRows(page: Page): Promise<string[]> {
+  return page.locator('#mentions [role="option"]').evaluateAll((items) =>
+    items.map((o) => `${[...o.children].map((c) => c.textContent).join(' | ')}${o.getAttribute('aria-selected') === 'true' ? ' *' : ''}`),
+  );
+}
+
 export function posted(page: Page): Promise<any[]> {
   return page.evaluate(() => (window as any).__posted);
 }

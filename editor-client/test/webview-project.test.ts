@@ -2,11 +2,11 @@
 // opened) and the composer's /-completion of the slash commands (the keyboard, the hint).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { CommandInfo, RuleInfo } from '../src/protocol/generated';
 import { NO_USAGE } from '../src/protocol/usage';
 import type { Action } from '../src/protocol/view';
-import { feed, launch, openChat, posted } from './browser';
+import { completionRows, feed, launch, openChat, posted } from './browser';
 
 const conversationId = 'conv-project';
 const state: Action = {
@@ -41,10 +41,7 @@ describe('chat webview: the rules in the header and the /-completion of the comm
     await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, state, ...actions]));
     return page;
   };
-  const rows = (page: Page) =>
-    page.locator('#mentions [role="option"]').evaluateAll((items) =>
-      items.map((o) => `${[...o.children].map((c) => c.textContent).join(' | ')}${o.getAttribute('aria-selected') === 'true' ? ' *' : ''}`),
-    );
+  const rows = completionRows;
 
   before(async () => {
     browser = await launch();

@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { NO_USAGE } from '../src/protocol/usage';
 import type { State } from '../src/protocol/generated';
 import type { Action } from '../src/protocol/view';
-import { CLIENT_DIR, feed, launch, openChat, posted } from './browser';
+import { CLIENT_DIR, completionRows, feed, launch, openChat, posted } from './browser';
 
 const session: { actions: Action[] } = JSON.parse(
   readFileSync(join(CLIENT_DIR, 'test', 'fixtures', 'session.json'), 'utf8'),
@@ -653,10 +653,7 @@ describe('chat webview: several agents and the @-completion', () => {
     return page;
   };
   /** the rows of the completion: name | kind | detail, and which is selected */
-  const rows = (page: Page) =>
-    page.locator('#mentions [role="option"]').evaluateAll((items) =>
-      items.map((o) => `${[...o.children].map((c) => c.textContent).join(' | ')}${o.getAttribute('aria-selected') === 'true' ? ' *' : ''}`),
-    );
+  const rows = completionRows;
 
   before(async () => {
     browser = await launch();
