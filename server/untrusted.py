@@ -72,6 +72,25 @@ class Read:
         return not self.seen or any(signature(path) != sig for path, sig in self.seen)
 
 
+class Budget:
+    """What a read of many small files (rules, commands, skills) may hold together."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.left = total
+
+    def take(self, text: str) -> bool:
+        """Whether `text` fits in what is left (then it is taken from it)."""
+        size = len(text.encode("utf-8"))
+        if size > self.left:
+            return False
+        self.left -= size
+        return True
+
+    def refusal(self, what: str) -> str:
+        return f"the {what} together would be larger than {_size(self.total)}; it was left out"
+
+
 def looked_at(paths: Iterable[Path]) -> tuple[tuple[Path, Signature | None], ...]:
     """Each path once, in order, with its signature now (Read.seen)."""
     return tuple((path, signature(path)) for path in dict.fromkeys(paths))

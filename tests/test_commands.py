@@ -79,3 +79,14 @@ def test_a_change_is_seen(tmp_path):
     assert not commands.changed()
     write(tmp_path, {".claude/commands/b.md": "B."})
     assert commands.changed()
+
+
+def test_the_command_files_together_are_bounded(tmp_path):
+    from server.prompt.commands import MAX_TOTAL_BYTES
+
+    size = MAX_FILE_BYTES - 1024
+    count = MAX_TOTAL_BYTES // size + 2
+    write(tmp_path, {f".claude/commands/c{i:02}.md": "x" * size for i in range(count)})
+    commands = load_commands(tmp_path)
+    assert len(commands.found) == MAX_TOTAL_BYTES // size
+    assert any("the command files together would be larger than 1 MiB" in s for s in commands.skipped)

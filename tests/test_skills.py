@@ -72,3 +72,14 @@ async def test_the_gate_keeps_a_mode_to_its_skills(tmp_path):
     assert used.error is None and "A's steps." in used.text
     assert (refused.error.type, refused.text) == ("ToolNotAllowed", "No skill named 'b' in Only A mode. Its skills: a.")
     assert unknown.error.type == "ToolNotAllowed" and unknown.text.startswith("No skill named 'nosuch'")
+
+
+def test_the_skills_together_are_bounded(tmp_path):
+    from server.prompt.skills import MAX_SKILL_BYTES, MAX_TOTAL_BYTES
+
+    body = "x" * (MAX_SKILL_BYTES - 1024)
+    count = MAX_TOTAL_BYTES // len(body) + 2
+    write(tmp_path, {f".claude/skills/s{i:02}/SKILL.md": skill(f"s{i:02}", body=body) for i in range(count)})
+    skills = load_skills(tmp_path)
+    assert 0 < len(skills.found) < count
+    assert any("the skills together would be larger than 1 MiB" in s for s in skills.skipped)

@@ -16,10 +16,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..untrusted import Read, Refused, check_inside, looked_at, read_text, walk
+from ..untrusted import Budget, Read, Refused, check_inside, looked_at, read_text, walk
 from .rules import FrontMatter
 
 MAX_FILE_BYTES = 64 * 1024
+#: what every command file together may hold
+MAX_TOTAL_BYTES = 1024 * 1024
 MAX_FILES = 200
 MAX_DEPTH = 3
 #: A command's name: words of letters, digits, `_` and `-`, a subfolder's before a `:`.
@@ -78,6 +80,7 @@ def load_commands(root: Path, global_dir: Path | None = None) -> Commands:
     found: dict[str, PromptCommand] = {}
     skipped: list[str] = []
     seen: list[Path] = []
+    budget = Budget(MAX_TOTAL_BYTES)
     places = [(root / rel, nested, root, "workspace") for rel, nested in FOLDERS]
     if global_dir is not None:
         places.append((global_dir, True, Path(os.path.realpath(global_dir)), "global"))
@@ -98,13 +101,13 @@ def load_commands(root: Path, global_dir: Path | None = None) -> Commands:
             if path.suffix != ".md" or (not nested and len(rel.parts) > 1):
                 continue
             shown = path.relative_to(root).as_posix() if source == "workspace" else str(path)
-            command = _command(path, ":".join((*rel.parts[:-1], path.stem)), shown, source, inside, skipped)
+            command = _command(path, ":".join((*rel.parts[:-1], path.stem)), shown, source, inside, skipped, budget)
             if command is not None and command.name not in found:
                 found[command.name] = command
     return Commands(found=tuple(found.values()), skipped=tuple(skipped), seen=looked_at(seen))
 
 
-def _command(path: Path, name: str, shown: str, source: str, inside: Path, skipped: list[str]) -> PromptCommand | None:
+def _command(path: Path, name: str, shown: str, source: str, inside: Path, skipped: list[str], budget: Budget) -> PromptCommand | None:
     if not NAME.fullmatch(name):
         skipped.append(f"{shown}: '{name}' is not a command name (letters, digits, '_' and '-')")
         return None
@@ -114,6 +117,9 @@ def _command(path: Path, name: str, shown: str, source: str, inside: Path, skipp
         skipped.append(f"{shown}: {exc}")
         return None
     if text is None:
+        return None
+    if not budget.take(text):
+        skipped.append(f"{shown}: {budget.refusal('command files')}")
         return None
     front = FrontMatter(text)
     if front.problem:

@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection, Iterable, Literal
 
-from ..untrusted import Read, Refused, check_inside, load_yaml, looked_at, read_text, walk
+from ..untrusted import Budget, Read, Refused, check_inside, load_yaml, looked_at, read_text, walk
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024
@@ -317,7 +317,7 @@ class _Reader:
         self.files: list[RuleFile] = []
         self.skipped: list[str] = []
         self.seen: list[Path] = []
-        self.budget = MAX_TOTAL_BYTES
+        self.budget = Budget(MAX_TOTAL_BYTES)
         self.folder_files = 0
 
     def name(self, path: Path, inside: Path) -> str:
@@ -373,11 +373,9 @@ class _Reader:
             return None
         if text is None:
             return None
-        size = len(text.encode("utf-8"))
-        if size > self.budget:
-            self.skipped.append(f"{name}: the rules together would be larger than {MAX_TOTAL_BYTES // 1024} KiB")
+        if not self.budget.take(text):
+            self.skipped.append(f"{name}: {self.budget.refusal('rules')}")
             return None
-        self.budget -= size
         return text
 
     def folder(self, folder: Path, fmt: Format, *, inside: Path | None = None, modes: tuple[str, ...] = (),

@@ -15,11 +15,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..untrusted import Read, Refused, check_inside, looked_at, read_text, walk
+from ..untrusted import Budget, Read, Refused, check_inside, looked_at, read_text, walk
 from .rules import FrontMatter
 
 MAX_SKILL_BYTES = 64 * 1024
 MAX_SKILLS = 100
+#: what every SKILL.md together may hold
+MAX_TOTAL_BYTES = 1024 * 1024
 #: the files of a skill's folder its SKILL.md may point to, and how deep they are looked for
 MAX_FILES = 50
 MAX_DEPTH = 3
@@ -62,6 +64,7 @@ def load_skills(root: Path, global_dirs: tuple[Path, ...] = ()) -> Skills:
     found: dict[str, Skill] = {}
     skipped: list[str] = []
     seen: list[Path] = []
+    budget = Budget(MAX_TOTAL_BYTES)
     places = [(root / ".modus" / "skills", root, "workspace"), (root / ".claude" / "skills", root, "workspace")]
     places += [(folder, Path(os.path.realpath(folder)), "global") for folder in global_dirs]
     for folder, inside, source in places:
@@ -78,13 +81,13 @@ def load_skills(root: Path, global_dirs: tuple[Path, ...] = ()) -> Skills:
             if len(found) == MAX_SKILLS:
                 skipped.append(f"{folder}: more than {MAX_SKILLS} skills; the rest were left out")
                 break
-            skill = _skill(real / entry, root, inside, source, skipped, seen)
+            skill = _skill(real / entry, root, inside, source, skipped, seen, budget)
             if skill is not None and skill.name not in found:
                 found[skill.name] = skill
     return Skills(found=tuple(found.values()), skipped=tuple(skipped), seen=looked_at(seen))
 
 
-def _skill(folder: Path, root: Path, inside: Path, source: str, skipped: list[str], seen: list[Path]) -> Skill | None:
+def _skill(folder: Path, root: Path, inside: Path, source: str, skipped: list[str], seen: list[Path], budget: Budget) -> Skill | None:
     path = folder / "SKILL.md"
     shown = path.relative_to(root).as_posix() if source == "workspace" else str(path)
     seen.append(folder)
@@ -94,6 +97,9 @@ def _skill(folder: Path, root: Path, inside: Path, source: str, skipped: list[st
         skipped.append(f"{shown}: {exc}")
         return None
     if text is None:
+        return None
+    if not budget.take(text):
+        skipped.append(f"{shown}: {budget.refusal('skills')}")
         return None
     front = FrontMatter(text)
     name = str(front.data.get("name") or folder.name).strip()
