@@ -164,6 +164,13 @@ class AcpHost:
     def _on_thinking_delta(self, u: protocol.ThinkingDelta) -> None:
         self.send(acp.AgentThoughtChunk(session_update="agent_thought_chunk", content=acp.TextContentBlock(type="text", text=u.text)))
 
+    def _on_hook(self, u: protocol.HookUpdate) -> None:
+        """A hook that blocked (but a call's: its card says it), failed or ran out of time: a note."""
+        if u.outcome == "ok" or (u.outcome == "blocked" and u.event == "PreToolUse"):
+            return
+        what = {"timeout": "ran out of time"}.get(u.outcome, u.outcome)
+        self.note(f"The {u.event} hook `{u.command}` {what}" + (f": {u.output}" if u.output else "."))
+
     def _on_message(self, u: protocol.MessageUpdate) -> None:
         if u.role == "assistant":
             if not self._streaming:  # words not streamed (a hand-off, plan_mode_respond's response)

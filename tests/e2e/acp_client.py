@@ -193,6 +193,7 @@ async def modus_acp(config_home: Path, capabilities: acp.ClientCapabilities | No
         "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p),
         "XDG_CONFIG_HOME": str(config_home),
         "XDG_STATE_HOME": str(config_home / "state"),
+        "CLAUDE_CONFIG_DIR": str(config_home / "claude"),  # no hook of this machine's user runs
     }
     async with spawn_agent_process(client, sys.executable, "-m", "server", "acp", cwd=str(cwd or config_home), env=env) as (conn, process):
         stderr: list[str] = []

@@ -844,3 +844,20 @@ async def test_the_workspace_slash_commands_are_listed_and_sent_expanded(editor,
     finally:
         store.close()
     assert (user.text, user.metadata["typed"]) == ("Review app.py with care.", "/review app.py")
+
+
+async def test_a_hook_that_failed_is_a_note_and_one_that_blocked_a_call_its_card(tmp_path):
+    config = tmp_path / "config"
+    (config / "modus").mkdir(parents=True)
+    (config / "modus" / "settings.json").write_text(json.dumps({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo 'No shell here.' >&2; exit 2"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "echo 'lint is missing' >&2; exit 1"}]}],
+    }}))
+    ws = workspace_with(tmp_path / "ws", [{"toolCalls": [call("execute_command", command="rm -rf build")]}, done("Left as it is.")])
+    async with modus_acp(config, EDITOR) as agent:
+        sid = (await agent.new(ws)).session_id
+        assert await agent.prompt(sid, "clean up") == "end_turn"
+        card = one_card(agent, sid, "`rm -rf build`")
+        said = agent.client.text(sid)
+    assert card["status"] == "failed" and text_of(card) == "HookBlocked: No shell here."
+    assert "The Stop hook `echo 'lint is missing' >&2; exit 1` failed: lint is missing" in said
