@@ -4,6 +4,8 @@ streaming, tool calls, the request shapes, keys, failures, time limits and cance
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -660,3 +662,33 @@ def test_what_the_first_turn_runs_is_named_as_it_imports():
         module, _, function = name.partition(":")
         loaded = importlib.import_module(module)
         assert not function or callable(getattr(loaded, function))
+
+
+def test_start_up_answers_without_the_first_turns_modules(tmp_path):
+    """A session answers `modus/state` without the tool registry or anything else of a turn:
+    those load ahead in the background (or with the first message), never on the way to the
+    first answer. (A host of its own: the tests' MemoryHost imports the edit tools.)"""
+    probe = """
+import sys, anyio
+from pathlib import Path
+import server.providers
+server.providers.preload = lambda *a, **k: None  # what the background would load
+from protocol import Settings
+from server.agent.session import TURN_MODULES, Session
+from server.workspace import Workspace
+
+class Quiet:
+    def publish(self, update): pass
+    def show_message(self, level, text): pass
+    def publish_diagnostics(self, path, diagnostics): pass
+
+root = Path(sys.argv[1])
+session = Session(workspace=Workspace(root), host=Quiet(), settings=Settings(), global_modes=root / "g.yaml")
+anyio.run(session.refresh)
+session.state()
+session.close()
+turn = {n.partition(":")[0] for n in TURN_MODULES} | {"server.tools", "protocol.messages"}
+print(sorted(turn & set(sys.modules)))
+"""
+    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, check=True, cwd=Path(__file__).parent.parent)
+    assert out.stdout.strip() == "[]"

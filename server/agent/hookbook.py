@@ -6,7 +6,7 @@ the client as a `hook` update."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -16,9 +16,11 @@ import protocol
 from ..hooks import claude_name, for_event
 from ..hooks.runner import HookRun, run_hook
 from ..host import Host
-from ..tools.ports import TaskView
 from ..workspace import clip
 from .configuration import Configuration
+
+if TYPE_CHECKING:
+    from ..tools.ports import TaskView  # the tool registry loads with the first turn, not at start-up
 
 log = logging.getLogger(__name__)
 
