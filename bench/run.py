@@ -252,12 +252,17 @@ def turns_growth(workspace: Path, turns: int, conversations: bool) -> tuple[floa
     return before, after
 
 
+#: How long after its first answer a server is measured idle: Modus loads what its first turn runs
+#: in the background from 0.5 s after start (providers.preload), and idle is after that, not before.
+IDLE_AFTER = 3.0
+
+
 def idle_rss(command: list[str], first_request: str) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         client = Client(command, Path(tmp))
         client.initialize()
         client.call(first_request)
-        time.sleep(0.5)
+        time.sleep(IDLE_AFTER)
         rss = client.rss_mb()
         client.close()
     return rss
@@ -383,7 +388,7 @@ def main() -> int:
     print(f"{'measure':<50} {'bare pygls':>11} {'modus':>11} {'':>7}  target")
     verdict = "ok" if modus_idle <= 55 else "MISSED"
     ok &= modus_idle <= 55
-    print(f"{'idle, after the first request':<50} {mb(bare_idle)} {mb(modus_idle)} {modus_idle / bare_idle:6.2f}×  ≤ 55 MB {verdict}")
+    print(f"{'idle, 3 s after the first request':<50} {mb(bare_idle)} {mb(modus_idle)} {modus_idle / bare_idle:6.2f}×  ≤ 55 MB {verdict}")
     for name, (before, after) in ((f"growth over {turns} turns of one conversation", one_conversation),
                                   (f"growth over {turns} conversations", many_conversations)):
         per_thousand = (after - before) * 1000 / turns
