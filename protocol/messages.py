@@ -110,6 +110,9 @@ class ChatSendResult(Wire):
     text: str
     dispatched: list[str]
     mentions: list[Mention] = Field(default_factory=list)
+    #: the Modus command the text started with (`plan`, `mode`…), run before the message; alone
+    #: (nothing followed it) no message is stored: `messageId` and `text` are empty then
+    command: Opt[str] = None
 
 
 class ChatCancelResult(Wire):
@@ -191,16 +194,17 @@ class RulesListResult(Wire):
 
 
 class CommandInfo(Wire):
-    """A slash command: `/<name> <arguments>` in `modus/chat/send` sends its text."""
+    """A slash command: `/<name> <arguments>` in `modus/chat/send` sends a prompt file's text, or
+    runs one of Modus's own (`source: "modus"`, no `path`), then sends what follows it."""
 
     name: str
     description: Opt[str] = None
     argument_hint: Opt[str] = None
     mode: Opt[str] = None
     phase: Opt[Phase] = None
-    source: Literal["workspace", "global"]
-    #: its file: workspace-relative, or absolute for the user's own
-    path: str
+    source: Literal["modus", "workspace", "global"]
+    #: its file: workspace-relative, or absolute for the user's own; none for Modus's own
+    path: Opt[str] = None
 
 
 class CommandsListResult(Wire):

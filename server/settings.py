@@ -217,13 +217,13 @@ class LayeredSettings:
     def problems(self) -> list[str]:
         return [p for f in self.files for p in f.problems]
 
-    def trust_workspace(self) -> bool:
-        """The user trusts the workspace files' content as it is; False when nothing waited."""
+    def trust_workspace(self) -> list[str]:
+        """The user trusts the workspace files' content as it is; returns what waited (its keys,
+        `hooks (<file>)` for a `.claude/` file's), none when nothing did."""
         waiting = self.waiting(self.workspace_file.waiting)
-        if not waiting:
-            return False
-        self.trust.trust(self.workspace, waiting)
-        return True
+        if waiting:
+            self.trust.trust(self.workspace, waiting)
+        return list(waiting)
 
     def trusted_text(self, text: str | None) -> bool:
         """Whether this content of the workspace's file applies whole: nothing in it decides what

@@ -23,6 +23,7 @@ import protocol
 
 from ..errors import BadRequest
 from ..providers import ModelError
+from ..agent import views
 from . import translate as tr
 from .hello import initialize_result
 from .host import AcpHost, Outbox, PromptState
@@ -213,7 +214,8 @@ class ModusAgent:
         again when those changed."""
         found = opened.session.config.commands.found
         opened.commands = found
-        opened.host.send(acp.AvailableCommandsUpdate(session_update="available_commands_update", available_commands=tr.available_commands(found)))
+        listed = views.commands(found).commands
+        opened.host.send(acp.AvailableCommandsUpdate(session_update="available_commands_update", available_commands=tr.available_commands(listed)))
 
     def _session(self, session_id: str) -> AcpSession:
         opened = self.sessions.get(session_id)
@@ -286,47 +288,20 @@ class ModusAgent:
             opened.prompting = False
 
     async def _command(self, opened: AcpSession, name: str, typed: str, attached: list[Attachment]) -> str:
-        """A slash command; returns the message that follows it (may be empty). `typed`: what
-        follows the command's name."""
-        session, host = opened.session, opened.host
+        """A slash command (agent/own_commands.py, and `/plan-change`); returns the message that
+        follows it (may be empty). `typed`: what follows the command's name. What the command
+        could not do is a note, and nothing follows it."""
         if name == "plan-change":
             return await self._plan_change(opened, typed, attached)
-        if name == "mode":
-            slug, _, typed = typed.partition(" ")
-            if not slug:
-                modes = ", ".join(f"`{m.slug}`" for m in session.modes.modes)
-                host.note(f"/mode <slug>, where the slug is one of {modes}.")
-                return ""
-            try:
-                session.switch_mode(slug, by="user", conversation_id=opened.id)
-            except BadRequest as exc:
-                host.note(str(exc))
-                return ""
-            rest = message(typed, attached)
-            if not rest:
-                host.note(f"The mode is {session.modes.get(slug).name}.")
-            return rest
-        rest = message(typed, attached)
-        if name in ("plan", "act"):
-            if session.phase == name:
-                host.note(f"The phase is {name.upper()} already.")
-            elif rest or name == "plan":
-                session.set_phase(name, by="user", conversation_id=opened.id)  # told as the phase's change
-            else:  # /act alone: a plan_mode_respond that waits for the user's answer goes on in ACT
-                await session.user_set_phase("act")
-            return rest
-        if name == "condense":
-            try:
-                await session.condense(opened.id)  # what it did (or why not) is a system message: a note
-            except (BadRequest, ModelError) as exc:
-                host.note(f"/condense: {exc}")
-            return rest
-        try:  # trust
-            session.trust_workspace_settings()
-            host.note(f"{session.layers.workspace_file.path} is trusted as it is now.")
+        try:
+            rest = await opened.session.own_commands.run(name, typed, opened.id)
         except BadRequest as exc:
-            host.note(str(exc))
-        return rest
+            opened.host.note(str(exc).removeprefix("text: "))
+            return ""
+        except ModelError as exc:
+            opened.host.note(f"/{name}: {exc}")
+            return ""
+        return message(rest, attached)
 
     async def _plan_change(self, opened: AcpSession, goal: str, attached: list[Attachment]) -> str:
         """"Plan a change here" (the LSP side's code action): plan mode, scoped to the file of the

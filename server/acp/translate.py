@@ -14,7 +14,7 @@ from acp import schema as acp
 from ..errors import ToolFailure
 
 if TYPE_CHECKING:
-    from ..prompt.commands import PromptCommand
+    import protocol
     from protocol import Todo
 
     from ..host import FileChange
@@ -50,17 +50,9 @@ MODE_OPTION = "mode"
 PHASES = (("plan", "Plan", "Explore read-only and agree on a plan: writes, commands and MCP calls are refused"),
           ("act", "Act", "Do the work with the mode's tools"))
 
-#: Slash commands: (name, description, input hint or None).
-COMMANDS = (
-    ("plan", "Switch to PLAN: explore read-only and talk the plan through (a message may follow)", "what to plan (optional)"),
-    ("act", "Switch to ACT: carry out the plan or the task (a message may follow)", "what to do (optional)"),
-    ("mode", "Switch to another mode: /mode <slug> (a message may follow)", "mode slug, then an optional message"),
-    ("plan-change", "Plan a change in the code you attach: plan mode, scoped to its file; nothing is written until you "
-     "approve a plan", "the change to plan"),
-    ("trust", "Trust this workspace's .modus/settings.json (its yolo, autoApprove, stateDir, mcpStartAtLaunch, maxRequestsPerTurn, model endpoints)", None),
-    ("condense", "Condense the conversation: the model summarises the older part, which the summary replaces in what "
-     "it sees from now on (the history keeps it all)", None),
-)
+#: The slash command of ACP alone (the LSP side's code action), listed after Modus's own.
+PLAN_CHANGE = ("plan-change", "Plan a change in the code you attach: plan mode, scoped to its file; nothing is written until "
+               "you approve a plan", "the change to plan")
 
 MAX_SHOWN = 20_000  # characters of a tool result shown in its card (the model gets it all)
 
@@ -252,27 +244,31 @@ def config_options(modes: Sequence["Mode"], current: str, phase: str) -> list[ac
     ]
 
 
-def available_commands(prompt_files: Sequence[PromptCommand] = ()) -> list[acp.AvailableCommand]:
-    """Modus's own commands, then the prompt files' (prompt/commands.py) under other names."""
-    own = {name for name, _, _ in COMMANDS}
-    listed = [*COMMANDS, *((c.name, c.description or f"Send {c.path}", c.argument_hint) for c in prompt_files if c.name not in own)]
+def available_commands(listed: Sequence[protocol.CommandInfo]) -> list[acp.AvailableCommand]:
+    """The commands as `modus/commands/list` gives them (Modus's own, then the prompt files'),
+    with `/plan-change` beside `/mode`."""
+    own = [(c.name, c.description, c.argument_hint) for c in listed if c.source == "modus"]
+    at = next((i + 1 for i, (name, _, _) in enumerate(own) if name == "mode"), len(own))
+    files = [(c.name, c.description or f"Send {c.path}", c.argument_hint) for c in listed if c.source != "modus" and c.name != PLAN_CHANGE[0]]
     return [
         acp.AvailableCommand(
             name=name,
-            description=description,
+            description=description or "",
             input=acp.AvailableCommandInput(root=acp.UnstructuredCommandInput(hint=hint)) if hint else None,
         )
-        for name, description, hint in listed
+        for name, description, hint in [*own[:at], PLAN_CHANGE, *own[at:], *files]
     ]
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
-    """(the command's name, the rest) when the prompt starts with one of the commands; any
-    other text (even `/path/to/file is broken`) is a message."""
-    match = re.match(r"/([\w-]+)(?:[ \t]+|\n|$)", text)
-    if match is None or match.group(1) not in {name for name, _, _ in COMMANDS}:
-        return None
-    return match.group(1), text[match.end():].strip()
+    """(the command's name, the rest) when the prompt starts with one of Modus's commands or
+    `/plan-change`; any other text (even `/path/to/file is broken`) is a message."""
+    from ..agent.own_commands import TYPED, parse
+
+    match = TYPED.match(text)
+    if match is not None and match[1] == PLAN_CHANGE[0]:
+        return match[1], text[match.end():].strip()
+    return parse(text)
 
 
 def absolute(workspace: "Workspace", rel: str) -> str:

@@ -237,11 +237,14 @@ class Configuration:
                     self.host.show_message("warning", problem)
         return hooks
 
-    def trust_workspace_settings(self) -> None:
-        """`modus.trustWorkspaceSettings`: the workspace's settings file applies as it is now."""
-        if not self.layers.trust_workspace():
+    def trust_workspace_settings(self) -> list[str]:
+        """`modus.trustWorkspaceSettings`: the workspace's settings files apply as they are now;
+        returns what waited for it."""
+        trusted = self.layers.trust_workspace()
+        if not trusted:
             raise BadRequest(f"{self.layers.workspace_file.path}: nothing in it waits for trust")
         self.update_settings()
+        return trusted
 
     # ------------------------------------------------------------ agents
 

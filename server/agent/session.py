@@ -6,6 +6,7 @@
     RuleBook       the rules a conversation's prompt tells (its touched files: Conversations)
     Runtimes       the turns under way: task groups, wakes, cancel, idle
     Intake         a user's message → a stored message with its environment → wakes
+    OwnCommands    `/plan`, `/act`, `/mode`, `/trust`, `/condense` in front of the Intake
     Planner, TodoList, UsageBook, Subtasks, Checkpoints, FileLocks
     ports          what the tools see of all this (agent/ports.py)
 
@@ -35,6 +36,7 @@ from .conversations import Conversations
 from .hookbook import HookBook
 from .intake import Intake
 from .locks import FileLocks
+from .own_commands import OwnCommands
 from .rulebook import RuleBook
 from .runtimes import Runtimes
 from .subtasks import Subtasks
@@ -88,6 +90,7 @@ class Session:
         self.runtimes = Runtimes(self.run_turn)
         self.todo_list = TodoList(self.store, host)
         self.intake = Intake(self.config, self.conversations, self.switcher, self.runtimes, lambda: self.planner, self.todo_list, self.hookbook)
+        self.own_commands = OwnCommands(self.config, self.intake, self.condense)
         self.usage_book = UsageBook(self.store, host)
         self.subtasks = Subtasks(self)
         self.file_locks = FileLocks()
@@ -225,7 +228,7 @@ class Session:
         return await self.config.mcp_restart(name)
 
     async def send(self, params: ChatSendParams) -> ChatSendResult:
-        return await self.intake.send(params)
+        return await self.own_commands.send(params)
 
     async def plan_decision(self, decision: str, feedback: str | None) -> State:
         """`modus/plan/approve|reject`: the user's decision on the current agent's plan."""

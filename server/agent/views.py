@@ -73,14 +73,21 @@ def modes(modes: Sequence[Mode], current: str) -> protocol.ModesListResult:
 
 
 def commands(found: Sequence[PromptCommand]) -> protocol.CommandsListResult:
-    """The slash commands of the workspace and the user's, each once (the first of its name)."""
+    """Modus's own slash commands, then those of the workspace and the user's, each once (the
+    first of its name: a prompt file named like one of Modus's is not reached)."""
+    from .own_commands import NAMES, listed
+
     return protocol.CommandsListResult(
         commands=[
-            protocol.CommandInfo(
-                name=c.name, description=c.description, argument_hint=c.argument_hint, mode=c.mode, phase=c.phase,
-                source=c.source, path=c.path,
-            )
-            for c in found
+            *listed(),
+            *(
+                protocol.CommandInfo(
+                    name=c.name, description=c.description, argument_hint=c.argument_hint, mode=c.mode, phase=c.phase,
+                    source=c.source, path=c.path,
+                )
+                for c in found
+                if c.name not in NAMES
+            ),
         ]
     )
 

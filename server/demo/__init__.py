@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,19 @@ SCRIPT = Path(__file__).with_name("script.yaml")
 REQUEST = "Build a tiny greeting app: design it first, then write the code."
 PLAN_REQUEST = "Add a --shout option that prints the greeting in capitals."
 MCP_REQUEST = "How does --shout work? Check the Python docs."
+CHECK_REQUEST = "/check Ada"
+#: The project's own files, as a Claude Code user has them: a prompt file and a PreToolUse hook.
+CHECK_COMMAND = (
+    "---\ndescription: Run the program with a name and say what it printed\nargument-hint: <name>\nmode: code\n---\n"
+    "Run `python3 src/app.py $1 --shout` and tell me what it printed.\n"
+)
+GUARD = """import json, sys
+
+call = json.load(sys.stdin)
+if call["tool_name"] == "Bash" and call["tool_input"]["command"].lstrip().startswith("rm "):
+    print("No rm in this project: leave the files where they are.", file=sys.stderr)
+    sys.exit(2)
+"""
 WIDTH = 100
 
 
@@ -89,6 +103,9 @@ class DemoEditor:
         self.turn_done = asyncio.Event()
         self.streamed: list[str] = []
         self.mcp_answers: list[str] = []
+        #: the shell commands a hook refused, and what the others printed
+        self.blocked: list[str] = []
+        self.command_output = ""
         handlers = {
             methods.UPDATE: self.on_update,
             methods.APPROVAL: self.on_approval,
@@ -128,14 +145,22 @@ class DemoEditor:
             result = u.get("result", "")
             if u["name"] == "use_mcp_tool":
                 self.mcp_answers.append(result)
+            elif u["name"] == "execute_command":
+                self.command_output += result
             note("✓", f"{u['name']}: {result}")
         elif kind == "tool_call" and u["status"] == "failed":
             error = u["error"]
             note("✗", f"{u['name']}: {error['type']}: {error['message']}")
+            if error["type"] == "HookBlocked":
+                self.blocked.append(u["params"].get("command", ""))
             path = u["params"].get("path")
             if path and error["type"] == "FileRestrictionError":
                 exists = (self.workspace / path).exists()
                 note(" ", f"{path} on disk: {'exists' if exists else 'not written'}")
+        elif kind == "hook" and u["outcome"] != "ok":
+            note("⚓", f"{u['event']} hook {u['outcome']}: {u.get('output') or u['command']}")
+        elif kind == "message" and u["role"] == "user" and u["text"].startswith("/"):
+            note("/", "the model gets the command's text, the chat shows what was typed")
         elif kind == "turn_ended":
             note("■", f"turn ended: {u['outcome']}")
             self.turn_done.set()
@@ -171,6 +196,14 @@ async def run(workspace: Path, user_state: Path) -> int:
     shutil.copy(SCRIPT, workspace / "script.yaml")
     # the repository's MCP server (asked for once): the demo's bundled docs lookup
     (workspace / ".modus").mkdir()
+    # the repository's Claude Code files: a slash command, and a hook that refuses `rm`
+    (workspace / ".claude" / "commands").mkdir(parents=True)
+    (workspace / ".claude" / "hooks").mkdir()
+    (workspace / ".claude" / "commands" / "check.md").write_text(CHECK_COMMAND)
+    (workspace / ".claude" / "hooks" / "guard.py").write_text(GUARD)
+    guard = f'{shlex.quote(sys.executable)} "$CLAUDE_PROJECT_DIR/.claude/hooks/guard.py"'
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": guard, "timeout": 10}]}]}
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
     docs = {"command": sys.executable, "args": ["-m", "server.demo.docs_server"]}
     (workspace / ".modus" / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": docs}}))
     editor = DemoEditor(workspace)
@@ -247,12 +280,19 @@ async def run(workspace: Path, user_state: Path) -> int:
     window = state["context"]
     note("▭", f"context: {window['used']:,} of {window['window']:,} tokens (condensed by itself at {window['threshold']:,})")
 
+    print()
+    say("you", "(trusts the repository's settings, with Modus's own /trust: its .claude hooks may run now)")
+    await editor.request(methods.CHAT_SEND, {"text": "/trust"})
+    say("you", f"{CHECK_REQUEST}   (the repository's .claude/commands/check.md)")
+    await editor.chat(CHECK_REQUEST)
+
     built = the_program_runs(workspace)
     await editor.client.shutdown_async(None)
     editor.client.exit(None)
     await editor.client.stop()
     asked_docs = any("store_true" in answer for answer in editor.mcp_answers)
-    return verdict(built and asked_docs and condensed["after"] < condensed["before"])
+    checked = editor.blocked == ["rm -rf src/__pycache__"] and "HELLO, ADA!" in editor.command_output
+    return verdict(built and asked_docs and condensed["after"] < condensed["before"] and checked)
 
 
 def the_program_runs(workspace: Path) -> bool:

@@ -408,7 +408,7 @@ async def test_slash_commands_switch_mode_and_phase_without_a_model_request(bare
     said = bare.client.text(sid)
     assert said == (
         "> **Modus:** The mode is Architect.\n\n> **Modus:** ACT → PLAN\n\n> **Modus:** The phase is PLAN already.\n\n"
-        "> **Modus:** Invalid mode: nosuch"
+        "> **Modus:** /mode: Invalid mode: nosuch"
     )
     assert "first turn of the script" not in said  # no model request so far
     assert await bare.prompt(sid, "/path/to/file is not a command") == "end_turn"
@@ -455,7 +455,7 @@ async def test_trust_applies_the_workspaces_risky_settings(bare, tmp_path):
     bare.client.policy[sid] = lambda tool_call, options: "allow"
     assert await bare.prompt(sid, "/trust write a") == "end_turn"
     said = bare.client.text(sid)
-    assert "sets autoApprove: not applied until you trust" in said and "is trusted as it is now." in said
+    assert "sets autoApprove: not applied until you trust" in said and "Trusted as it is now: autoApprove." in said
     assert [p for p in bare.client.permissions if p[0] == sid] == []  # trusted before the message went to the model
     assert (ws / "a.txt").exists()
 

@@ -312,6 +312,7 @@ export interface ChatSendParams {
  * via the `definition` "ChatSendResult".
  */
 export interface ChatSendResult {
+  command?: string;
   conversationId: string;
   dispatched: string[];
   mentions: Mention[];
@@ -387,7 +388,8 @@ export interface CheckpointsRestoreResult {
   restored: string[];
 }
 /**
- * A slash command: `/<name> <arguments>` in `modus/chat/send` sends its text.
+ * A slash command: `/<name> <arguments>` in `modus/chat/send` sends a prompt file's text, or
+ * runs one of Modus's own (`source: "modus"`, no `path`), then sends what follows it.
  *
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "CommandInfo".
@@ -397,9 +399,9 @@ export interface CommandInfo {
   description?: string;
   mode?: string;
   name: string;
-  path: string;
+  path?: string;
   phase?: 'plan' | 'act';
-  source: 'workspace' | 'global';
+  source: 'modus' | 'workspace' | 'global';
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema

@@ -119,6 +119,27 @@ describe('rules and slash commands in a real VS Code (code-server)', { skip: !co
     assert.equal(await chat().locator('.card.tool[data-tool="read_file"] .status').textContent(), 'done');
   });
 
+  step("Modus's own /plan is completed first and runs: the phase is PLAN, nothing is sent to the model; /act alone goes back", async () => {
+    const phase = chat().locator('#phase');
+    await input().click();
+    await wb.page.keyboard.type('/');
+    const list = chat().getByRole('listbox', { name: 'Commands' });
+    await list.waitFor();
+    assert.deepEqual((await list.getByRole('option').locator('.mention-name').allTextContents()).slice(0, 6), ['/plan', '/act', '/mode', '/trust', '/condense', '/review']);
+    await wb.page.keyboard.type('pl');
+    await wb.page.keyboard.press('Enter');
+    assert.equal(await input().inputValue(), '/plan ');
+    await wb.page.keyboard.press('Enter');
+    await phase.filter({ hasText: 'PLAN' }).waitFor();
+    await input().fill('/plan '); // a space: past the name, the completion is closed
+    await wb.page.keyboard.press('Enter');
+    await chat().locator('.msg.system', { hasText: 'The phase is PLAN already.' }).waitFor();
+    await input().fill('/act ');
+    await wb.page.keyboard.press('Enter');
+    await phase.filter({ hasText: 'ACT' }).waitFor();
+    assert.equal(await chat().locator('.msg.user', { hasText: '/plan' }).count(), 0, 'a command alone is no message');
+  });
+
   step('the conversation read src/app.py: the conditional rule applies now, the header says so; its file opens', async () => {
     await count().filter({ hasText: '3 rules' }).waitFor({ timeout: 30_000 });
     await count().click();
