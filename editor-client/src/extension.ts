@@ -22,7 +22,7 @@ let current: Server | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   // The parts call one another through callbacks, first called once the server starts (last).
   const store = new ViewStore((action, view) => {
-    sidebar.post({ type: 'action', action });
+    sidebar.post(action);
     status.render(view);
     rules.viewChanged(view);
   });

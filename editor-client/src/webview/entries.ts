@@ -44,6 +44,17 @@ export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Res
   }
 }
 
+/**
+ * Brings an entry's element from `was` to `now` in place when only a streaming reply's text grew
+ * (the common case while a reply streams: a frame's deltas); false when it must be drawn anew.
+ */
+export function patchEntry(node: HTMLElement, was: Entry, now: Entry): boolean {
+  if (was.type !== 'assistant' || now.type !== 'assistant' || !was.streaming || !now.streaming) return false;
+  if (was.agent !== now.agent || was.turnId !== now.turnId || !now.text.startsWith(was.text)) return false;
+  node.querySelector('.text')!.appendChild(document.createTextNode(now.text.slice(was.text.length)));
+  return true;
+}
+
 /** A restore's muted note: what came back, and Undo restore (the files as they were before it). */
 function renderRestore(e: Extract<Entry, { type: 'restore' }>, view: ViewState, host: Host): HTMLElement {
   const note = el('div', 'note restore-note', restoreNote(e));

@@ -1,8 +1,8 @@
 // Messages between the extension and the chat webview.
 import type { Action, RestoreKind, ViewState } from '../protocol/view';
 
-/** extension -> webview */
-export type ToWebview = { type: 'snapshot'; view: ViewState } | { type: 'action'; action: Action };
+/** extension -> webview: the view, or what changed it since (`actions`: those of one frame, in order) */
+export type ToWebview = { type: 'snapshot'; view: ViewState } | { type: 'actions'; actions: Action[] };
 
 /** webview -> extension */
 export type FromWebview =

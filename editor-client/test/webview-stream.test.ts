@@ -1,0 +1,142 @@
+// The chat webview while a reply streams (issue 23, items 6 and 8), in headless Chromium: only
+// the streaming element is drawn again, finished turns are skipped while out of sight, "↓ Latest"
+// when the user scrolled up, and what a screen reader hears: "responding", the finished reply
+// once, an approval at once with the focus on Approve.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { Action } from '../src/protocol/view';
+import { feed, launch, openChat, posted } from './browser';
+
+const conversationId = 'conv-stream';
+const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
+const toWebview = (actions: Action[]) => [{ type: 'actions', actions }];
+
+/** A finished turn of `n` tool cards (read_file, completed). */
+function oldTurn(n: number): Action[] {
+  const cards = Array.from({ length: n }, (_, i) =>
+    up({ kind: 'tool_call', turnId: 'old', agent: 'modus', toolCallId: `c${i}`, name: 'read_file', params: { path: `src/f${i}.py` }, status: 'completed', result: `line ${i}` }),
+  );
+  return [
+    up({ kind: 'message', role: 'user', text: 'read everything' }),
+    up({ kind: 'turn_started', turnId: 'old', agent: 'modus' }),
+    ...cards,
+    up({ kind: 'turn_ended', turnId: 'old', agent: 'modus', outcome: 'completed' }),
+  ];
+}
+
+/** Records every text the live regions say, from now on. */
+async function listen(page: Page) {
+  await page.evaluate(() => {
+    const w = window as any;
+    w.__said = [];
+    for (const id of ['announce', 'announce-alert']) {
+      const region = document.getElementById(id)!;
+      new MutationObserver(() => {
+        if (region.textContent) w.__said.push(`${id === 'announce' ? 'polite' : 'assertive'}: ${region.textContent}`);
+      }).observe(region, { childList: true, characterData: true, subtree: true });
+    }
+  });
+}
+
+const said = (page: Page): Promise<string[]> => page.evaluate(() => (window as any).__said);
+
+describe('chat webview: streaming and what a screen reader hears', () => {
+  let browser: Browser;
+  const open = async (actions: Action[], size = { width: 420, height: 600 }) => {
+    const page = await openChat(browser, size);
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, ...actions]));
+    return page;
+  };
+
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('draws only the streaming reply again while it streams; the finished turn above is skipped out of sight', async () => {
+    const page = await open(oldTurn(300));
+    const cards = page.locator('.card.tool');
+    assert.equal(await cards.count(), 300);
+    await page.evaluate(() => document.querySelectorAll('.card.tool').forEach((c) => ((c as any).__kept = true)));
+    await feed(page, toWebview([up({ kind: 'message', role: 'user', text: 'now explain' }), up({ kind: 'turn_started', turnId: 't', agent: 'modus' })]));
+    const words = Array.from({ length: 400 }, (_, i) => `word${i} `);
+    for (let i = 0; i < words.length; i += 50) {
+      await feed(page, toWebview(words.slice(i, i + 50).map((text) => up({ kind: 'message_delta', turnId: 't', agent: 'modus', text }))));
+    }
+    assert.equal(await page.locator('.msg.assistant.streaming .text').textContent(), words.join(''));
+    const kept = await page.evaluate(() => [...document.querySelectorAll('.card.tool')].filter((c) => (c as any).__kept).length);
+    assert.equal(kept, 300, 'no tool card was drawn again');
+    const old = page.locator('.turn[data-turn="old"]');
+    assert.equal(await old.getAttribute('class'), 'turn done');
+    assert.equal(await old.evaluate((e) => getComputedStyle(e).contentVisibility), 'auto');
+    assert.equal(await page.locator('.turn[data-turn="t"]').getAttribute('class'), 'turn', 'the running turn is drawn');
+    await page.close();
+  });
+
+  it('follows the bottom; scrolled up, "↓ Latest" appears when more comes, and a click goes there', async () => {
+    const page = await open(oldTurn(40));
+    const log = page.locator('#log');
+    const latest = page.getByRole('button', { name: '↓ Latest' });
+    const gap = () => log.evaluate((e) => e.scrollHeight - e.scrollTop - e.clientHeight);
+    assert.ok((await gap()) < 40, 'at the bottom');
+    await feed(page, toWebview([up({ kind: 'turn_started', turnId: 't', agent: 'modus' }), up({ kind: 'message_delta', turnId: 't', agent: 'modus', text: 'First.' })]));
+    assert.ok((await gap()) < 40, 'still at the bottom: the log followed');
+    assert.equal(await latest.isVisible(), false);
+
+    await log.evaluate((e) => (e.scrollTop = 0));
+    await feed(page, toWebview([up({ kind: 'message_delta', turnId: 't', agent: 'modus', text: '\nMore.\n'.repeat(20) })]));
+    assert.equal(await log.evaluate((e) => e.scrollTop), 0, 'the user stays where they read');
+    await latest.waitFor();
+    await latest.click();
+    assert.ok((await gap()) < 40);
+    assert.equal(await latest.isVisible(), false);
+    await page.close();
+  });
+
+  it('says "responding", then the finished reply once; the log is not a live region', async () => {
+    const page = await open([]);
+    assert.equal(await page.locator('#log').getAttribute('aria-live'), null);
+    assert.equal(await page.locator('[aria-live]').count(), 2, 'one polite region, one assertive');
+    await listen(page);
+    await feed(page, toWebview([up({ kind: 'message', role: 'user', text: 'hi' }), up({ kind: 'turn_started', turnId: 't', agent: 'modus' })]));
+    for (const text of ['Hello', ', ', 'Ada', '.']) await feed(page, toWebview([up({ kind: 'message_delta', turnId: 't', agent: 'modus', text })]));
+    await feed(page, toWebview([
+      up({ kind: 'message', turnId: 't', agent: 'modus', role: 'assistant', text: 'Hello, Ada.' }),
+      up({ kind: 'turn_ended', turnId: 't', agent: 'modus', outcome: 'completed' }),
+    ]));
+    assert.deepEqual(await said(page), ['polite: modus is responding…', 'polite: modus: Hello, Ada.']);
+    await page.close();
+  });
+
+  it('says an approval at once and moves the focus to Approve: three announcements in the turn', async () => {
+    const page = await open([]);
+    await listen(page);
+    await page.locator('#input').focus();
+    await feed(page, toWebview([
+      up({ kind: 'message', role: 'user', text: 'write a.txt' }),
+      up({ kind: 'turn_started', turnId: 't', agent: 'modus' }),
+      up({ kind: 'tool_call', turnId: 't', agent: 'modus', toolCallId: 'w1', name: 'write_to_file', params: { path: 'a.txt' }, status: 'pending' }),
+      {
+        type: 'approval',
+        id: 'ask-1',
+        request: { kind: 'tool', title: 'Write a.txt?', detail: '+a', tool: 'write_to_file', params: { path: 'a.txt' }, toolCallId: 'w1' },
+      },
+    ]));
+    const approve = page.getByRole('button', { name: 'Approve' });
+    await approve.waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Approve');
+    await page.keyboard.press('Enter');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'approval'), [{ type: 'approval', id: 'ask-1', decision: 'approve' }]);
+    await feed(page, toWebview([
+      { type: 'approvalAnswered', id: 'ask-1', response: { decision: 'approve' } },
+      up({ kind: 'tool_call', turnId: 't', agent: 'modus', toolCallId: 'w1', name: 'write_to_file', params: { path: 'a.txt' }, status: 'completed', result: 'written' }),
+      up({ kind: 'message', turnId: 't', agent: 'modus', role: 'assistant', text: 'Wrote a.txt.' }),
+      up({ kind: 'turn_ended', turnId: 't', agent: 'modus', outcome: 'completed' }),
+    ]));
+    assert.deepEqual(await said(page), ['polite: modus is responding…', 'assertive: Approval needed: Write a.txt?', 'polite: modus: Wrote a.txt.']);
+    await page.close();
+  });
+});
