@@ -10,6 +10,7 @@ import type { Rules } from './rules';
 import { showSkills } from './skills';
 import { setApiKey } from './secrets';
 import type { Server } from './server';
+import type { Sidebar } from './sidebar';
 import type { FromWebview } from './webview/messages';
 
 export interface Parts {
@@ -21,9 +22,10 @@ export interface Parts {
   checkpoints: Checkpoints;
   mcp: McpServers;
   rules: Rules;
+  sidebar: Sidebar;
 }
 
-export function registerCommands({ server, secrets, conversations, modes }: Parts): vscode.Disposable[] {
+export function registerCommands({ server, secrets, conversations, modes, sidebar }: Parts): vscode.Disposable[] {
   const commands: Record<string, () => Promise<void>> = {
     'modus.ui.switchMode': () => modes.switchMode(),
     'modus.ui.showSystemPrompt': () => modes.showSystemPrompt(),
@@ -37,6 +39,7 @@ export function registerCommands({ server, secrets, conversations, modes }: Part
     'modus.ui.restartServer': () => server.restart(),
     'modus.ui.trustWorkspaceSettings': () => modes.trustWorkspaceSettings(),
     'modus.ui.showSkills': () => showSkills(server),
+    'modus.ui.focusComposer': () => sidebar.focusComposer(),
   };
   return Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }

@@ -55,8 +55,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await conversations.show(conversationId, true);
   });
   const conversations = new Conversations(server, store, output, checkpoints);
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules };
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
+  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar };
   context.subscriptions.push(
     status,
     output,

@@ -12,6 +12,8 @@ const FRAME_MS = 16;
 export class Sidebar implements vscode.WebviewViewProvider {
   private webview: vscode.WebviewView | undefined;
   private gathered: Action[] = [];
+  /** the composer is to have the focus once the webview is ready */
+  private focusWanted = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -34,12 +36,21 @@ export class Sidebar implements vscode.WebviewViewProvider {
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'webview.css')).toString(),
     });
     webview.onDidReceiveMessage((m: FromWebview) => {
-      if (m.type === 'ready') this.sendSnapshot();
-      else void this.onMessage(m);
+      if (m.type !== 'ready') return void this.onMessage(m);
+      this.sendSnapshot();
+      if (this.focusWanted) this.send({ type: 'focusComposer' });
+      this.focusWanted = false;
     });
     webviewView.onDidDispose(() => {
       if (this.webview === webviewView) this.webview = undefined;
     });
+  }
+
+  /** `modus.ui.focusComposer`: the chat shown, the focus in its message box. */
+  async focusComposer(): Promise<void> {
+    await vscode.commands.executeCommand('modus.chat.focus');
+    if (this.webview) this.send({ type: 'focusComposer' });
+    else this.focusWanted = true; // when it is ready
   }
 
   /** The action, posted with the others of its frame (in order). */

@@ -1,7 +1,8 @@
-// The chat webview while a reply streams (issue 23, items 6 and 8), in headless Chromium: only
+// The chat webview while a reply streams (issue 23, items 5, 6 and 8), in headless Chromium: only
 // the streaming element is drawn again, finished turns are skipped while out of sight, "↓ Latest"
-// when the user scrolled up, and what a screen reader hears: "responding", the finished reply
-// once, an approval at once with the focus on Approve.
+// when the user scrolled up; the composer's keys (Escape cancels, Up and Down bring messages back,
+// Send reads Queue while a turn runs); and what a screen reader hears: "responding", the finished
+// reply once, an approval at once with the focus on Approve.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -137,6 +138,50 @@ describe('chat webview: streaming and what a screen reader hears', () => {
       up({ kind: 'turn_ended', turnId: 't', agent: 'modus', outcome: 'completed' }),
     ]));
     assert.deepEqual(await said(page), ['polite: modus is responding…', 'assertive: Approval needed: Write a.txt?', 'polite: modus: Wrote a.txt.']);
+    await page.close();
+  });
+
+  it('keys only: Escape cancels the running turn, Up brings back the earlier messages and Down the later; Send reads Queue meanwhile', async () => {
+    const page = await open([
+      up({ kind: 'message', role: 'user', text: 'first message' }),
+      up({ kind: 'message', role: 'user', text: 'second\nof two lines' }),
+    ]);
+    const input = page.locator('#input');
+    const send = page.locator('#send');
+    await input.focus();
+    assert.equal(await send.textContent(), 'Send');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await input.inputValue(), 'second\nof two lines');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await input.inputValue(), 'first message');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await input.inputValue(), 'first message', 'the oldest stays');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await input.inputValue(), 'second\nof two lines');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await input.inputValue(), '', 'past the newest: the empty box');
+    await page.keyboard.type('draft');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await input.inputValue(), 'draft', 'a draft is not replaced');
+
+    await feed(page, toWebview([up({ kind: 'turn_started', turnId: 't', agent: 'modus' })]));
+    assert.equal(await send.textContent(), 'Queue');
+    await page.keyboard.press('Escape');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'cancel'), [{ type: 'cancel' }]);
+    await page.keyboard.press('Enter');
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'send'), [{ type: 'send', text: 'draft' }]);
+    await feed(page, toWebview([up({ kind: 'turn_ended', turnId: 't', agent: 'modus', outcome: 'cancelled' })]));
+    assert.equal(await send.textContent(), 'Send');
+    await page.keyboard.press('Escape');
+    assert.equal((await posted(page)).filter((m) => m.type === 'cancel').length, 1, 'no turn runs: nothing to cancel');
+    await page.close();
+  });
+
+  it('the palette\'s Focus command puts the focus in the message box', async () => {
+    const page = await open([]);
+    assert.notEqual(await page.evaluate(() => document.activeElement?.id), 'input');
+    await feed(page, [{ type: 'focusComposer' }]);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'input');
     await page.close();
   });
 });

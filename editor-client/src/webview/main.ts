@@ -75,6 +75,7 @@ function renderSoon() {
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const m = event.data;
   if (!m || typeof m !== 'object') return;
+  if (m.type === 'focusComposer') return composer.focus(panels.composer);
   if (m.type === 'snapshot') view = m.view;
   else if (m.type === 'actions') view = m.actions.reduce(reduce, view);
   else return;

@@ -2,7 +2,11 @@
 import type { Action, RestoreKind, ViewState } from '../protocol/view';
 
 /** extension -> webview: the view, or what changed it since (`actions`: those of one frame, in order) */
-export type ToWebview = { type: 'snapshot'; view: ViewState } | { type: 'actions'; actions: Action[] };
+export type ToWebview =
+  | { type: 'snapshot'; view: ViewState }
+  | { type: 'actions'; actions: Action[] }
+  /** `modus.ui.focusComposer` */
+  | { type: 'focusComposer' };
 
 /** webview -> extension */
 export type FromWebview =
