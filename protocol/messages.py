@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field
 
-from .models import ContextInfo, GroupEntry, Input, ModeSource, Opt, Phase, PlanState, State, Usage, Wire
+from .models import ContextInfo, GroupEntry, Input, Model, ModeSource, Opt, Phase, PlanState, State, Usage, Wire
 
 # ---------------------------------------------------------------- requests, client -> server
 
@@ -209,6 +209,21 @@ class CommandInfo(Wire):
 
 class CommandsListResult(Wire):
     commands: list[CommandInfo]
+
+
+class ModelCheckParams(Input):
+    """`modus/models/check`: a model's settings to try before they are saved (the chat's set-up)."""
+
+    model: Model
+
+
+class ModelCheckResult(Wire):
+    """`ok`: the model's server answered with the key the server has; `message` says what was
+    found or what failed (never the key); `models`: the ids the server lists, when it does."""
+
+    ok: bool
+    message: str
+    models: list[str] = Field(default_factory=list)
 
 
 class SkillInfo(Wire):

@@ -28,6 +28,7 @@ from .names import (
     PROMPT_GET,
     RULES_LIST,
     SKILLS_LIST,
+    MODELS_CHECK,
     STATE,
     TODOS_GET,
 )
@@ -76,4 +77,5 @@ REQUESTS: dict[str, Request] = {
     RULES_LIST: Request("RulesListParams", "RulesListResult"),
     COMMANDS_LIST: Request("EmptyParams", "CommandsListResult"),
     SKILLS_LIST: Request("EmptyParams", "SkillsListResult"),
+    MODELS_CHECK: Request("ModelCheckParams", "ModelCheckResult"),
 }

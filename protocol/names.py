@@ -27,6 +27,7 @@ CHECKPOINTS_RESTORE = "modus/checkpoints/restore"
 RULES_LIST = "modus/rules/list"
 COMMANDS_LIST = "modus/commands/list"
 SKILLS_LIST = "modus/skills/list"
+MODELS_CHECK = "modus/models/check"
 
 # server -> client
 UPDATE = "modus/update"
