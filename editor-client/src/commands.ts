@@ -10,6 +10,7 @@ import type { Rules } from './rules';
 import { showSkills } from './skills';
 import { setApiKey } from './secrets';
 import type { Server } from './server';
+import type { ModelSetup } from './setup';
 import type { Sidebar } from './sidebar';
 import type { FromWebview } from './webview/messages';
 
@@ -23,9 +24,10 @@ export interface Parts {
   mcp: McpServers;
   rules: Rules;
   sidebar: Sidebar;
+  setup: ModelSetup;
 }
 
-export function registerCommands({ server, secrets, conversations, modes, sidebar }: Parts): vscode.Disposable[] {
+export function registerCommands({ server, secrets, conversations, modes, sidebar, setup }: Parts): vscode.Disposable[] {
   const commands: Record<string, () => Promise<void>> = {
     'modus.ui.switchMode': () => modes.switchMode(),
     'modus.ui.showSystemPrompt': () => modes.showSystemPrompt(),
@@ -40,6 +42,7 @@ export function registerCommands({ server, secrets, conversations, modes, sideba
     'modus.ui.trustWorkspaceSettings': () => modes.trustWorkspaceSettings(),
     'modus.ui.showSkills': () => showSkills(server),
     'modus.ui.focusComposer': () => sidebar.focusComposer(),
+    'modus.ui.setUpModel': () => setup.open(),
   };
   return Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }
@@ -84,5 +87,13 @@ export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type:
       return p.checkpoints.restore(m.checkpointId, 'files', m.entryId);
     case 'condense':
       return p.conversations.condense();
+    case 'checkModel':
+      return p.setup.check(m.model);
+    case 'saveModel':
+      return p.setup.save(m.model);
+    case 'closeSetup':
+      return p.setup.close();
+    case 'setApiKey':
+      return void vscode.commands.executeCommand('modus.ui.setApiKey');
   }
 }

@@ -12,6 +12,7 @@ import { Modes, PROMPT_SCHEME } from './modes';
 import { createOutput } from './output';
 import { Rules } from './rules';
 import { Server } from './server';
+import { ModelSetup } from './setup';
 import { Sidebar } from './sidebar';
 import { StatusBar } from './status';
 import { ViewStore } from './store';
@@ -55,8 +56,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await conversations.show(conversationId, true);
   });
   const conversations = new Conversations(server, store, output, checkpoints);
+  const setup = new ModelSetup(server, store);
+  setup.refresh();
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar };
+  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup };
   context.subscriptions.push(
     status,
     output,
@@ -65,7 +68,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     documents.register(PROMPT_SCHEME),
     documents.register(CHECKPOINT_SCHEME, (uri) => checkpoints.document(uri)),
     ...registerCommands(parts),
-    vscode.workspace.onDidChangeConfiguration((e) => server.onConfigurationChanged(e)),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      server.onConfigurationChanged(e);
+      if (e.affectsConfiguration('modus.models')) setup.refresh();
+    }),
   );
   await server.start();
 }

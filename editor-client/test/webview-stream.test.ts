@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { NO_USAGE } from '../src/protocol/usage';
 import type { Action } from '../src/protocol/view';
 import { feed, launch, openChat, posted } from './browser';
 
@@ -182,6 +183,43 @@ describe('chat webview: streaming and what a screen reader hears', () => {
     assert.notEqual(await page.evaluate(() => document.activeElement?.id), 'input');
     await feed(page, [{ type: 'focusComposer' }]);
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'input');
+    await page.close();
+  });
+
+  it('first run: no model configured, the empty chat offers to choose one; a test and a save go to the extension; the examples fill the box', async () => {
+    const scripted = { type: 'state', state: { mode: { slug: 'code', name: 'Code' }, phase: 'act', conversationId, yolo: false, task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted' } }, usage: NO_USAGE, plan: { state: 'normal', completedSteps: [] } } } as unknown as Action;
+    const page = await open([scripted]);
+    const card = page.getByRole('region', { name: 'Set up a model' });
+    await card.waitFor();
+    await card.getByLabel('Provider').selectOption({ label: 'OpenAI-compatible server (Ollama, LM Studio, vLLM…)' });
+    assert.equal(await card.getByLabel('Model').inputValue(), 'llama3.1');
+    assert.equal(await card.getByLabel('Server address').inputValue(), 'http://localhost:11434/v1');
+    assert.equal(await card.getByRole('button', { name: 'Set API Key' }).isVisible(), false, 'a local server takes no key');
+    await card.getByLabel('Model').fill('qwen3');
+    await card.getByRole('button', { name: 'Test Connection' }).click();
+    await card.getByRole('button', { name: 'Save' }).click();
+    const model = { provider: 'openai', model: 'qwen3', baseUrl: 'http://localhost:11434/v1' };
+    assert.deepEqual((await posted(page)).filter((m) => ['checkModel', 'saveModel'].includes(m.type)), [{ type: 'checkModel', model }, { type: 'saveModel', model }]);
+    await feed(page, toWebview([{ type: 'modelCheck', result: null }]));
+    assert.equal(await card.getByRole('status').textContent(), 'Testing the connection…');
+    await feed(page, toWebview([{ type: 'modelCheck', result: { ok: false, message: 'openai model qwen3 at http://localhost:11434/v1/: cannot connect (connection refused)', models: [] } }]));
+    assert.equal(await card.getByRole('status').textContent(), 'openai model qwen3 at http://localhost:11434/v1/: cannot connect (connection refused)');
+    await card.getByLabel('Provider').selectOption({ label: 'Anthropic' });
+    await card.getByRole('button', { name: 'Set API Key' }).click();
+    assert.equal((await posted(page)).filter((m) => m.type === 'setApiKey').length, 1);
+
+    await feed(page, toWebview([{ type: 'setup', modelsSet: true }]));
+    assert.equal(await card.isVisible(), false, 'a model is set: the card goes');
+    const welcome = page.locator('#log .empty');
+    assert.deepEqual(await welcome.locator('kbd').allTextContents(), ['Enter', 'Escape', '↑ / ↓', '@ and /', 'Ctrl+Alt+M', 'Ctrl+Alt+P']);
+    await welcome.getByRole('button', { name: 'Explain what this project does and how it is laid out' }).click();
+    assert.equal(await page.locator('#input').inputValue(), 'Explain what this project does and how it is laid out');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'input');
+
+    await feed(page, toWebview([{ type: 'setup', open: true }]));
+    assert.equal(await card.isVisible(), true, 'Modus: Set Up a Model opens it again');
+    await card.getByRole('button', { name: 'Not now' }).click();
+    assert.equal((await posted(page)).filter((m) => m.type === 'closeSetup').length, 1);
     await page.close();
   });
 });

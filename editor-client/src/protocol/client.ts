@@ -8,6 +8,7 @@ import {
   Command,
   McpListResult,
   Method,
+  Model,
   PromptGetParams,
   Requests,
   State,
@@ -127,6 +128,10 @@ export class ModusApi {
   /** The skills (`modus/skills/list`): name, description, its SKILL.md, the workspace's or the user's. */
   skills() {
     return this.request(Method.skillsList, {});
+  }
+  /** A model's settings tried before they are saved (`modus/models/check`): its server's answer, in words. */
+  checkModel(model: Model) {
+    return this.request(Method.modelsCheck, { model });
   }
 
   /**

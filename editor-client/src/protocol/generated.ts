@@ -79,6 +79,8 @@ export interface ModusProtocol {
   ModeModels?: ModeModels;
   ModeRef?: ModeRef;
   Model?: Model;
+  ModelCheckParams?: ModelCheckParams;
+  ModelCheckResult?: ModelCheckResult;
   ModelsConfig?: ModelsConfig;
   ModesListResult?: ModesListResult;
   ModesSwitchParams?: ModesSwitchParams;
@@ -676,6 +678,27 @@ export interface ModeRef {
   slug: string;
 }
 /**
+ * `modus/models/check`: a model's settings to try before they are saved (the chat's set-up).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ModelCheckParams".
+ */
+export interface ModelCheckParams {
+  model: Model;
+}
+/**
+ * `ok`: the model's server answered with the key the server has; `message` says what was
+ * found or what failed (never the key); `models`: the ids the server lists, when it does.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ModelCheckResult".
+ */
+export interface ModelCheckResult {
+  message: string;
+  models: string[];
+  ok: boolean;
+}
+/**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ModelsConfig".
  */
@@ -1134,6 +1157,7 @@ export interface Requests {
   "modus/checkpoints/restore": { params: CheckpointsRestoreParams; result: CheckpointsRestoreResult };
   "modus/commands/list": { params: EmptyParams; result: CommandsListResult };
   "modus/mcp/list": { params: EmptyParams; result: McpListResult };
+  "modus/models/check": { params: ModelCheckParams; result: ModelCheckResult };
   "modus/modes/list": { params: EmptyParams; result: ModesListResult };
   "modus/modes/switch": { params: ModesSwitchParams; result: State };
   "modus/phase/set": { params: PhaseSetParams; result: State };
@@ -1171,6 +1195,7 @@ export const Method = {
   checkpointsRestore: "modus/checkpoints/restore",
   commandsList: "modus/commands/list",
   mcpList: "modus/mcp/list",
+  modelsCheck: "modus/models/check",
   modesList: "modus/modes/list",
   modesSwitch: "modus/modes/switch",
   phaseSet: "modus/phase/set",

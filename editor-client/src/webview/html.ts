@@ -59,6 +59,7 @@ export function chatHtml(o: HtmlOptions): string {
     <details id="todos" open hidden><summary><span class="todos-title">Todos</span> <span class="todos-count"></span></summary><ul class="todo-list"></ul></details>
     <details id="mcp" hidden><summary><span class="mcp-title">MCP servers</span> <span class="mcp-count"></span></summary><ul class="mcp-list" aria-label="MCP servers"></ul></details>
   </div>
+  <section id="setup" class="card setup" aria-label="Set up a model" hidden></section>
   <main id="log" aria-label="Conversation"></main>
   <button id="latest" type="button" class="latest" hidden>↓ Latest</button>
   <section id="conversations" aria-label="Earlier conversations" hidden></section>

@@ -6,6 +6,7 @@
 import { Entry, gatedApprovals, layout, TurnBlock, ViewState } from '../protocol/view';
 import { byId, el, Host, place } from './dom';
 import { patchEntry, renderEntry } from './entries';
+import { welcome } from './setup';
 import { checkpointOf, Restores } from './tool';
 
 export interface Log {
@@ -136,7 +137,7 @@ export function render(
     }
   }
   if (view.entries.length === 0 && !box.querySelector('.empty')) {
-    box.appendChild(el('div', 'empty', 'Ask Modus to do something. The current mode decides which tools it may use.'));
+    box.appendChild(welcome());
   } else if (view.entries.length) {
     box.querySelector('.empty')?.remove();
   }

@@ -17,6 +17,7 @@ import type { FromWebview, ToWebview } from './messages';
 import * as plan from './plan';
 import * as rules from './rules';
 import * as server from './server';
+import * as setup from './setup';
 import * as todos from './todos';
 import * as usage from './usage';
 
@@ -44,6 +45,7 @@ const panels = {
   server: server.mount(host),
   log: log.mount(),
   announcer: announcer.mount(),
+  setup: setup.mount(host),
 };
 
 let frame = 0;
@@ -63,6 +65,7 @@ function render() {
   mcp.render(panels.mcp, view, host);
   conversations.render(panels.conversations, view, host, modes);
   server.render(panels.server, view);
+  setup.render(panels.setup, view);
   log.render(panels.log, view, host, asked, plan.approvalsSlot(panels.plan), modes);
   announcer.render(panels.announcer, view);
 }

@@ -1,5 +1,5 @@
 // Messages between the extension and the chat webview.
-import type { Action, RestoreKind, ViewState } from '../protocol/view';
+import type { Action, RestoreKind, SetupModel, ViewState } from '../protocol/view';
 
 /** extension -> webview: the view, or what changed it since (`actions`: those of one frame, in order) */
 export type ToWebview =
@@ -42,6 +42,11 @@ export type FromWebview =
   /** the context bar: condense the conversation now (modus/chat/condense) */
   | { type: 'condense' }
   /** the buttons shown when the server could not start */
-  | { type: 'fixServer'; fix: ServerFix };
+  | { type: 'fixServer'; fix: ServerFix }
+  /** the set-up card: try a model, save it as the default, close the card, Set API Key */
+  | { type: 'checkModel'; model: SetupModel }
+  | { type: 'saveModel'; model: SetupModel }
+  | { type: 'closeSetup' }
+  | { type: 'setApiKey' };
 
 export type ServerFix = 'pickInterpreter' | 'openSettings' | 'showInstall' | 'restart' | 'showLog';
