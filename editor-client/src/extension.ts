@@ -57,9 +57,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   const conversations = new Conversations(server, store, output, checkpoints);
   const setup = new ModelSetup(server, store);
-  setup.refresh();
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
   const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup };
+  setup.refresh();
   context.subscriptions.push(
     status,
     output,
