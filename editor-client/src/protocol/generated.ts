@@ -24,7 +24,9 @@ export type Update =
   | UsageUpdate
   | CondensedUpdate
   | ContextUpdate
-  | StateChanged;
+  | StateChanged
+  | ConversationCut
+  | Unqueued;
 
 /**
  * The wire contract between the Modus server and its editor clients.
@@ -37,10 +39,15 @@ export interface ModusProtocol {
   ApprovalResponse?: ApprovalResponse;
   AutoApprove?: AutoApprove;
   ChatCancelResult?: ChatCancelResult;
+  ChatEditParams?: ChatEditParams;
+  ChatEditResult?: ChatEditResult;
   ChatHistoryResult?: ChatHistoryResult;
   ChatListResult?: ChatListResult;
+  ChatRetryResult?: ChatRetryResult;
   ChatSendParams?: ChatSendParams;
   ChatSendResult?: ChatSendResult;
+  ChatUnqueueParams?: ChatUnqueueParams;
+  ChatUnqueueResult?: ChatUnqueueResult;
   CheckpointFile?: CheckpointFile;
   CheckpointInfo?: CheckpointInfo;
   CheckpointParams?: CheckpointParams;
@@ -55,6 +62,7 @@ export interface ModusProtocol {
   CondensedUpdate?: CondensedUpdate;
   ContextInfo?: ContextInfo;
   ContextUpdate?: ContextUpdate;
+  ConversationCut?: ConversationCut;
   ConversationParams?: ConversationParams;
   ConversationSummary?: ConversationSummary;
   EmptyParams?: EmptyParams;
@@ -95,6 +103,7 @@ export interface ModusProtocol {
   PromptGetParams?: PromptGetParams;
   PromptGetResult?: PromptGetResult;
   PromptSection?: PromptSection;
+  QueuedMessage?: QueuedMessage;
   RefusedMention?: RefusedMention;
   RuleInfo?: RuleInfo;
   RulesListParams?: RulesListParams;
@@ -115,7 +124,9 @@ export interface ModusProtocol {
   ToolCallUpdate?: ToolCallUpdate;
   ToolError?: ToolError;
   TurnEnded?: TurnEnded;
+  TurnError?: TurnError;
   TurnStarted?: TurnStarted;
+  Unqueued?: Unqueued;
   Update?: Update;
   Usage?: Usage;
   UsageByPhase?: UsageByPhase;
@@ -262,11 +273,55 @@ export interface ChatCancelResult {
   cancelled: boolean;
 }
 /**
+ * `modus/chat/edit`: Edit & resend. The conversation is cut back to just before the user's
+ * message `messageId`, then `text` is sent in its place; `files`: the workspace's files too are
+ * put back as they were when that message was sent (its checkpoint).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatEditParams".
+ */
+export interface ChatEditParams {
+  conversationId?: string | null;
+  files?: boolean;
+  messageId: string;
+  text: string;
+}
+/**
+ * What `modus/chat/send` answers for the new message, and with `files: true` what became of
+ * the files: `restored` (workspace-relative) and `checkpoint` (taken just before restoring them:
+ * restoring it undoes that), or `filesNotRestored`, saying why nothing was put back.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatEditResult".
+ */
+export interface ChatEditResult {
+  checkpoint?: string;
+  command?: string;
+  conversationId: string;
+  dispatched: string[];
+  filesNotRestored?: string;
+  mentions: Mention[];
+  messageId: string;
+  queued?: boolean;
+  restored?: string[];
+  text: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Mention".
+ */
+export interface Mention {
+  kind: 'agent' | 'human';
+  name: string;
+  raw: string;
+}
+/**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ChatHistoryResult".
  */
 export interface ChatHistoryResult {
   messages: HistoryMessage[];
+  queued?: QueuedMessage[];
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -279,6 +334,17 @@ export interface HistoryMessage {
     [k: string]: unknown;
   };
   role: 'user' | 'assistant' | 'system' | 'tool';
+  text: string;
+}
+/**
+ * A message waiting for a turn to end (see `ChatSendResult.queued`), oldest first.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "QueuedMessage".
+ */
+export interface QueuedMessage {
+  dispatched: string[];
+  messageId: string;
   text: string;
 }
 /**
@@ -302,6 +368,15 @@ export interface ConversationSummary {
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatRetryResult".
+ */
+export interface ChatRetryResult {
+  agent: string;
+  conversationId: string;
+  retried: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ChatSendParams".
  */
 export interface ChatSendParams {
@@ -319,16 +394,27 @@ export interface ChatSendResult {
   dispatched: string[];
   mentions: Mention[];
   messageId: string;
+  queued?: boolean;
   text: string;
 }
 /**
+ * `modus/chat/unqueue`: take back a message that waits, queued, for a turn to end.
+ *
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
- * via the `definition` "Mention".
+ * via the `definition` "ChatUnqueueParams".
  */
-export interface Mention {
-  kind: 'agent' | 'human';
-  name: string;
-  raw: string;
+export interface ChatUnqueueParams {
+  conversationId?: string | null;
+  messageId: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatUnqueueResult".
+ */
+export interface ChatUnqueueResult {
+  conversationId: string;
+  messageId: string;
+  text: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -476,6 +562,22 @@ export interface ContextUpdate {
   window: number;
 }
 /**
+ * The conversation was cut back (a checkpoint's restore of the conversation, or
+ * `modus/chat/edit`): from `messageId` on, its messages are no longer part of it (the store
+ * keeps them, marked). A client shows the history again (`modus/chat/history`).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ConversationCut".
+ */
+export interface ConversationCut {
+  agent?: string;
+  conversationId: string;
+  kind: 'conversation_cut';
+  messageId?: string;
+  messages: number;
+  taskId?: string;
+}
+/**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ConversationParams".
  */
@@ -610,6 +712,8 @@ export interface MessageUpdate {
   conversationId: string;
   kind: 'message';
   mentionsRefused?: RefusedMention[];
+  messageId?: string;
+  queued?: boolean;
   role: 'assistant' | 'user' | 'system';
   taskId?: string;
   text: string;
@@ -1080,10 +1184,24 @@ export interface ToolError {
 export interface TurnEnded {
   agent: string;
   conversationId: string;
+  error?: TurnError;
   kind: 'turn_ended';
   outcome: 'completed' | 'failed' | 'cancelled' | 'awaiting_user';
   taskId?: string;
   turnId: string;
+}
+/**
+ * Why a turn failed or was cancelled: `ModelError` (the provider's error, as the model's
+ * request failed), `MistakeLimit` (maxConsecutiveMistakes failed calls in a row),
+ * `RequestLimit` (the user chose not to go on at maxRequestsPerTurn), `Cancelled` (the user
+ * cancelled), `Interrupted` (Modus stopped during the turn), `InternalError`.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "TurnError".
+ */
+export interface TurnError {
+  message: string;
+  type: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -1096,6 +1214,20 @@ export interface TurnStarted {
   taskId?: string;
   turnId: string;
   wokenBy?: string;
+}
+/**
+ * A queued message was taken back (`modus/chat/unqueue`) before its turn started.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Unqueued".
+ */
+export interface Unqueued {
+  agent?: string;
+  conversationId: string;
+  kind: 'unqueued';
+  messageId: string;
+  taskId?: string;
+  text: string;
 }
 /**
  * After each model request that reported its tokens.
@@ -1148,10 +1280,13 @@ export interface Requests {
   "modus/agents/list": { params: EmptyParams; result: AgentsListResult };
   "modus/chat/cancel": { params: ConversationParams; result: ChatCancelResult };
   "modus/chat/condense": { params: MaybeConversationParams; result: CondenseResult };
+  "modus/chat/edit": { params: ChatEditParams; result: ChatEditResult };
   "modus/chat/history": { params: ConversationParams; result: ChatHistoryResult };
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
   "modus/chat/open": { params: MaybeConversationParams; result: State };
+  "modus/chat/retry": { params: MaybeConversationParams; result: ChatRetryResult };
   "modus/chat/send": { params: ChatSendParams; result: ChatSendResult };
+  "modus/chat/unqueue": { params: ChatUnqueueParams; result: ChatUnqueueResult };
   "modus/checkpoints/diff": { params: CheckpointParams; result: CheckpointsDiffResult };
   "modus/checkpoints/list": { params: MaybeConversationParams; result: CheckpointsListResult };
   "modus/checkpoints/restore": { params: CheckpointsRestoreParams; result: CheckpointsRestoreResult };
@@ -1186,10 +1321,13 @@ export const Method = {
   agentsList: "modus/agents/list",
   chatCancel: "modus/chat/cancel",
   chatCondense: "modus/chat/condense",
+  chatEdit: "modus/chat/edit",
   chatHistory: "modus/chat/history",
   chatList: "modus/chat/list",
   chatOpen: "modus/chat/open",
+  chatRetry: "modus/chat/retry",
   chatSend: "modus/chat/send",
+  chatUnqueue: "modus/chat/unqueue",
   checkpointsDiff: "modus/checkpoints/diff",
   checkpointsList: "modus/checkpoints/list",
   checkpointsRestore: "modus/checkpoints/restore",
