@@ -5,6 +5,7 @@ import type { Approvals } from './approvals';
 import type { Checkpoints } from './checkpoints';
 import type { Conversations } from './conversations';
 import type { McpServers } from './mcp';
+import type { MessageActions } from './messageActions';
 import type { Modes } from './modes';
 import type { Rules } from './rules';
 import { showSkills } from './skills';
@@ -25,6 +26,7 @@ export interface Parts {
   rules: Rules;
   sidebar: Sidebar;
   setup: ModelSetup;
+  actions: MessageActions;
 }
 
 export function registerCommands({ server, secrets, conversations, modes, sidebar, setup }: Parts): vscode.Disposable[] {
@@ -95,5 +97,13 @@ export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type:
       return p.setup.close();
     case 'setApiKey':
       return void vscode.commands.executeCommand('modus.ui.setApiKey');
+    case 'copy':
+      return p.actions.copy(m.text);
+    case 'retry':
+      return p.actions.retry();
+    case 'edit':
+      return p.actions.edit(m.messageId, m.text, m.files);
+    case 'unqueue':
+      return p.actions.unqueue(m.messageId);
   }
 }

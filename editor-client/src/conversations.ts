@@ -71,8 +71,8 @@ export class Conversations {
     const api = this.server.api;
     if (!api || !conversationId) return;
     try {
-      const { messages } = await api.history(conversationId);
-      this.store.dispatch({ type: 'history', conversationId, messages, ...(restored ? { restored } : {}) });
+      const { messages, queued } = await api.history(conversationId);
+      this.store.dispatch({ type: 'history', conversationId, messages, ...(queued?.length ? { queued } : {}), ...(restored ? { restored } : {}) });
     } catch (err) {
       this.store.dispatch({ type: 'error', text: `Could not load the conversation: ${errorMessage(err)}` });
       return;

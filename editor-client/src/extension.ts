@@ -8,6 +8,7 @@ import { onWebviewMessage, Parts, registerCommands } from './commands';
 import { Conversations } from './conversations';
 import { ReadOnlyDocuments } from './documents';
 import { McpServers } from './mcp';
+import { MessageActions } from './messageActions';
 import { Modes, PROMPT_SCHEME } from './modes';
 import { createOutput } from './output';
 import { Rules } from './rules';
@@ -58,7 +59,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const conversations = new Conversations(server, store, output, checkpoints);
   const setup = new ModelSetup(server, store);
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup };
+  const actions = new MessageActions(server, store, sidebar);
+  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, actions };
   setup.refresh();
   context.subscriptions.push(
     status,

@@ -53,6 +53,11 @@ export class Sidebar implements vscode.WebviewViewProvider {
     else this.focusWanted = true; // when it is ready
   }
 
+  /** A message taken back from the queue: its text in the composer again. */
+  fillComposer(text: string): void {
+    this.send({ type: 'fillComposer', text });
+  }
+
   /** The action, posted with the others of its frame (in order). */
   post(action: Action): void {
     if (!this.webview) return; // the snapshot it gets once shown has it

@@ -17,6 +17,7 @@ import type {
   ModelCheckResult,
   ModeInfo,
   ModesListResult,
+  QueuedMessage,
   PlanInfo,
   PlanUpdate,
   RuleInfo,
@@ -37,7 +38,8 @@ export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancel
  * in the turn's block (see `layout`), under the agent's name.
  */
 export type Entry =
-  | { type: 'user'; id: string; text: string }
+  /** `messageId`: the stored message's (what Edit & resend names), when the server said it */
+  | { type: 'user'; id: string; text: string; messageId?: string }
   | { type: 'assistant'; id: string; turnId?: string; agent?: string; text: string; streaming: boolean }
   /** the model's thinking, as it streamed (shown folded; not part of the conversation's history) */
   | { type: 'thinking'; id: string; turnId: string; text: string }
@@ -65,7 +67,8 @@ export type Entry =
       feedback?: string;
       always?: boolean;
     }
-  | { type: 'turn'; id: string; turnId?: string; agent: string; outcome: string }
+  /** how a turn ended when it did not complete: `error` says why (Retry offers to run it again) */
+  | { type: 'turn'; id: string; turnId?: string; agent: string; outcome: string; error?: { type: string; message: string } }
   /**
    * A restore of a checkpoint (`what`: the files, the files and the conversation, or the undoing
    * of an earlier restore) and the files it put back. `undo`: the checkpoint the server took just
@@ -162,6 +165,8 @@ export interface ViewState {
   checkpoints: Record<string, CheckpointInfo>;
   /** the checkpoint being restored, until the server answers */
   restoring: string | null;
+  /** the messages sent while a turn runs, waiting for it to end (`message` with `queued`), oldest first */
+  queued: { messageId: string; text: string }[];
   /** the current task's model provider (`State.task.model.provider`) */
   provider: string | null;
   /** the chat's model set-up (see `showsSetup`) */
@@ -206,7 +211,7 @@ export type Action =
    * shows a stored conversation (`modus/chat/history`) in place of the current entries; `restored`:
    * read again after a restore of the conversation (no turn runs: a call without an answer was undone)
    */
-  | { type: 'history'; conversationId: string; messages: HistoryMessage[]; restored?: boolean }
+  | { type: 'history'; conversationId: string; messages: HistoryMessage[]; restored?: boolean; queued?: QueuedMessage[] }
   | { type: 'conversations'; conversations: ConversationSummary[] | null }
   /** the todo list as `modus/todos/get` answers it (on start, so a reload shows it) */
   | { type: 'todos'; todos: Todo[] }
@@ -265,6 +270,7 @@ export function initialView(): ViewState {
     condensing: null,
     checkpoints: {},
     restoring: null,
+    queued: [],
     provider: null,
     setup: { modelsSet: false, open: false, checking: false, check: null },
     seq: 0,
@@ -343,7 +349,10 @@ export function reduce(view: ViewState, action: Action): ViewState {
     case 'conversations':
       return { ...view, conversations: action.conversations };
     case 'history':
-      return fromHistory(view, action.conversationId, action.messages, action.restored === true);
+      return {
+        ...fromHistory(view, action.conversationId, action.messages, action.restored === true),
+        queued: (action.queued ?? []).map((q) => ({ messageId: q.messageId, text: q.text })),
+      };
     case 'todos':
       return { ...view, todos: action.todos };
     case 'agents':
@@ -409,6 +418,26 @@ function restored(view: ViewState, action: Extract<Action, { type: 'restored' }>
  * After a restore of the conversation to just before a call, the reply that made the call stays
  * and the results from that call on are gone: those calls show as undone.
  */
+function turnError(v: unknown): { type: string; message: string } | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const { type, message } = v as Record<string, unknown>;
+  return typeof type === 'string' && typeof message === 'string' ? { type, message } : undefined;
+}
+
+/**
+ * The turn a Retry would run again: the conversation's last turn note, when it failed, was
+ * cancelled or interrupted and nothing came after it (no turn runs, no message since).
+ */
+export function retryable(view: ViewState): string | undefined {
+  if (view.running.length > 0) return undefined;
+  for (let i = view.entries.length - 1; i >= 0; i--) {
+    const e = view.entries[i];
+    if (e.type === 'turn') return ['failed', 'cancelled', 'interrupted'].includes(e.outcome) ? e.id : undefined;
+    if (e.type === 'user' || e.type === 'assistant') return undefined;
+  }
+  return undefined;
+}
+
 function fromHistory(view: ViewState, conversationId: string, messages: HistoryMessage[], restored = false): ViewState {
   const same = conversationId === view.conversationId;
   let next: ViewState = {
@@ -438,7 +467,12 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
     const typed = typeof m.metadata.typed === 'string' ? m.metadata.typed : m.text;
     if (m.role === 'user') {
       asked++;
-      next = pushLocal(next, (id) => ({ type: 'user', id, text: typed }));
+      next = pushLocal(next, (id) => ({ type: 'user', id, text: typed, messageId: m.id }));
+    } else if (m.role === 'system' && typeof m.metadata.outcome === 'string') {
+      // how a turn ended (failed, cancelled, interrupted) and why
+      const turnId = turnOf(m);
+      const error = turnError(m.metadata.error) ?? { type: m.metadata.outcome, message: m.text };
+      next = pushLocal(next, (id) => ({ type: 'turn', id, turnId, agent: m.agent ?? 'Modus', outcome: String(m.metadata.outcome), error }));
     } else if (m.role === 'system') {
       const turnId = turnOf(m);
       const mentionsRefused = refusedMentions(m.metadata.mentionsRefused);
@@ -575,9 +609,21 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
         running: [...view.running.filter((t) => t !== u.turnId), u.turnId],
       };
     case 'turn_ended': {
-      const next = { ...closeStreams(view, u.turnId), running: view.running.filter((t) => t !== u.turnId) };
+      let next = { ...closeStreams(view, u.turnId), running: view.running.filter((t) => t !== u.turnId) };
       if (u.outcome === 'completed') return next;
-      return pushLocal(next, (id) => ({ type: 'turn', id, turnId: u.turnId, agent: u.agent, outcome: u.outcome }));
+      const error = u.error ?? undefined;
+      // the turn's note says why: the system message of the same words, sent just before, goes
+      const said = error && [...next.entries].reverse().find((e) => e.type === 'system' && e.turnId === u.turnId && e.text === error.message);
+      if (said) next = { ...next, entries: next.entries.filter((e) => e !== said) };
+      return pushLocal(next, (id) => ({ type: 'turn', id, turnId: u.turnId, agent: u.agent, outcome: u.outcome, ...(error ? { error } : {}) }));
+    }
+    case 'unqueued':
+      return { ...view, queued: view.queued.filter((q) => q.messageId !== u.messageId) };
+    case 'conversation_cut': {
+      // Edit & resend: the edited message and what came after it go (a checkpoint's restore,
+      // cut elsewhere, shows the stored conversation again: see Checkpoints)
+      const at = view.entries.findIndex((e) => e.type === 'user' && e.messageId !== undefined && e.messageId === u.messageId);
+      return at < 0 ? view : { ...view, entries: view.entries.slice(0, at) };
     }
     case 'thinking_delta': {
       // one block per stretch of thinking: it goes on while nothing else of the turn came after it
@@ -596,7 +642,12 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
         if (open) return patch(view, open.id, 'assistant', (e) => ({ ...e, text: u.text, streaming: false }));
         return pushAssistant(view, u, false);
       }
-      if (u.role === 'user') return pushLocal(view, (id) => ({ type: 'user', id, text: u.text }));
+      if (u.role === 'user') {
+        const messageId = u.messageId ?? undefined;
+        if (u.queued && messageId) return { ...view, queued: [...view.queued.filter((q) => q.messageId !== messageId), { messageId, text: u.text }] };
+        const next = messageId ? { ...view, queued: view.queued.filter((q) => q.messageId !== messageId) } : view;
+        return pushLocal(next, (id) => ({ type: 'user', id, text: u.text, ...(messageId ? { messageId } : {}) }));
+      }
       return pushLocal(view, (id) => ({ type: 'system', id, turnId: u.turnId ?? undefined, text: u.text }));
     }
     case 'hook': {

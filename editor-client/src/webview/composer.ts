@@ -100,6 +100,14 @@ export function focus(c: Composer) {
   c.input.focus();
 }
 
+/** A message taken back from the queue: in the box, before what was typed since. */
+export function fill(c: Composer, text: string) {
+  c.input.value = c.input.value ? `${text}\n${c.input.value}` : text;
+  c.input.focus();
+  c.input.setSelectionRange(text.length, text.length);
+  showHint(c);
+}
+
 /**
  * Up (`step` 1) or Down (-1): the user's earlier or later message in place of the text, when the
  * box is empty or holds the message Up brought back, unchanged; false when the key is the

@@ -1,6 +1,6 @@
 // One log entry's element: a message, a note (turn end, mode or phase change, restore), a tool
 // call's card or an approval's card.
-import { Entry, modeName, restoreNote, ViewState } from '../protocol/view';
+import { Entry, modeName, restoreNote, retryable, ViewState } from '../protocol/view';
 import { renderApproval } from './approval';
 import { button, el, Host } from './dom';
 import { renderTool, Restores } from './tool';
@@ -8,7 +8,7 @@ import { renderTool, Restores } from './tool';
 export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Restores): HTMLElement {
   switch (e.type) {
     case 'user':
-      return el('div', 'msg user', undefined, el('div', 'who', 'You'), el('div', 'text', e.text));
+      return restores.editing === e.id ? renderEditing(e, host, restores) : renderUser(e, view, host, restores);
     case 'assistant':
       // in a turn's block the block names the agent
       return el(
@@ -17,6 +17,7 @@ export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Res
         undefined,
         e.turnId ? null : el('div', 'who', e.agent ?? 'Modus'),
         el('div', 'text', e.text),
+        e.streaming ? null : actions(copyButton(e.text, host)),
       );
     case 'thinking':
       return el('details', 'msg thinking', undefined, el('summary', undefined, 'Thinking'), el('div', 'text', e.text));
@@ -28,7 +29,7 @@ export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Res
     case 'error':
       return el('div', 'msg client-error', undefined, el('div', 'text', e.text));
     case 'turn':
-      return el('div', 'note turn-' + e.outcome, turnNote(e.agent, e.outcome));
+      return renderTurnNote(e, view, host);
     case 'mode': {
       const text = `Mode: ${modeName(view, e.from)} → ${modeName(view, e.to)}` + (e.by === 'user' ? ' (by you)' : '');
       return el('div', 'note mode-change', text, e.reason ? el('span', 'reason', ` — ${e.reason}`) : null);
@@ -72,12 +73,92 @@ function renderRestore(e: Extract<Entry, { type: 'restore' }>, view: ViewState, 
   return note;
 }
 
+/** A message's row of actions, shown on hover and focus. */
+function actions(...buttons: (HTMLElement | null)[]): HTMLElement {
+  const row = el('div', 'msg-actions', undefined, ...buttons);
+  row.setAttribute('role', 'toolbar');
+  row.setAttribute('aria-label', 'Message actions');
+  return row;
+}
+
+function copyButton(text: string, host: Host): HTMLButtonElement {
+  const b = button('Copy', 'link copy', () => host.post({ type: 'copy', text }));
+  b.title = 'Copy the message';
+  return b;
+}
+
+/** The user's message: Copy, and Edit & resend (not while a turn runs: the server refuses then). */
+function renderUser(e: Extract<Entry, { type: 'user' }>, view: ViewState, host: Host, restores: Restores): HTMLElement {
+  const busy = view.running.length > 0; // drawn again when that changes (see the log's entryContext)
+  const edit = e.messageId
+    ? button('Edit', 'link edit', () => {
+        if (busy) return;
+        restores.editing = e.id;
+        restores.focusAfter = { entry: e.id, selector: 'textarea' };
+        host.render();
+      })
+    : null;
+  if (edit) edit.title = busy ? 'Edit once the turn has ended' : 'Edit and send again: what came after this message leaves the conversation';
+  if (edit && busy) edit.setAttribute('aria-disabled', 'true');
+  return el('div', 'msg user', undefined, el('div', 'who', 'You'), el('div', 'text', e.text), actions(copyButton(e.text, host), edit));
+}
+
+/**
+ * Edit & resend: the message in a box; Resend cuts the conversation back to it (what came after
+ * goes) and sends the new text, the files restored too when ticked. Escape or Cancel leaves it.
+ */
+function renderEditing(e: Extract<Entry, { type: 'user' }>, host: Host, restores: Restores): HTMLElement {
+  const box = el('textarea', 'edit-text');
+  box.value = e.text;
+  box.rows = Math.min(8, e.text.split('\n').length + 1);
+  box.setAttribute('aria-label', 'Edit the message');
+  const files = el('input');
+  files.type = 'checkbox';
+  const done = () => {
+    restores.editing = null;
+    host.render();
+  };
+  const resend = () => {
+    const text = box.value.trim();
+    if (!text) return;
+    host.post({ type: 'edit', messageId: e.messageId!, text, files: files.checked });
+    done();
+  };
+  box.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape') done();
+    else if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      resend();
+    } else return;
+    ev.stopPropagation();
+  });
+  return el(
+    'div',
+    'msg user editing',
+    undefined,
+    el('div', 'who', 'You'),
+    box,
+    el('label', 'edit-files', undefined, files, el('span', undefined, ' Restore the files too')),
+    el('div', 'buttons', undefined, button('Resend', 'resend', resend), button('Cancel', 'secondary', done)),
+    el('div', 'edit-note', 'What came after this message leaves the conversation.'),
+  );
+}
+
+/** How a turn ended, and why; Retry on the last one, when it failed or was cancelled. */
+function renderTurnNote(e: Extract<Entry, { type: 'turn' }>, view: ViewState, host: Host): HTMLElement {
+  const note = el('div', 'note turn-' + e.outcome, turnNote(e.agent, e.outcome));
+  if (e.error && e.error.type !== 'Cancelled') note.appendChild(el('span', 'reason', ` — ${e.error.message}`));
+  if (retryable(view) === e.id) note.appendChild(button('Retry', 'link retry', () => host.post({ type: 'retry' })));
+  return note;
+}
+
 /** How the server's system message about refused mentions begins. */
 const REFUSED_MENTIONS = 'Mentions not delivered:';
 
 function turnNote(agent: string, outcome: string): string {
   if (outcome === 'cancelled') return `${agent}: turn cancelled`;
   if (outcome === 'failed') return `${agent}: turn failed`;
+  if (outcome === 'interrupted') return `${agent}: turn interrupted (Modus stopped)`;
   if (outcome === 'awaiting_user') return `${agent} is waiting for your answer`;
   return `${agent}: ${outcome}`;
 }

@@ -68,6 +68,7 @@ export function chatHtml(o: HtmlOptions): string {
 <div id="announce-alert" class="visually-hidden" role="alert" aria-live="assertive"></div>
 <div id="starting" class="hint" role="status" hidden>Starting the Modus server…</div>
 <form id="composer">
+  <div id="queued" class="queued" aria-label="Queued messages" hidden></div>
   <div id="mentions" role="listbox" aria-label="Agents and members" hidden></div>
   <div id="command-hint" class="command-hint" hidden></div>
   <textarea id="input" rows="3" placeholder="Ask Modus… (@ names an agent, / a command; Enter to send, Shift+Enter for a new line)" aria-label="Message" aria-autocomplete="list" aria-controls="mentions"></textarea>

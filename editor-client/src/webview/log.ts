@@ -3,7 +3,7 @@
 // an entry in place, so a new object is a change and the same object none (while a reply
 // streams, only its element is drawn again). Approvals go in the card of the call they gate, or
 // in the plan's card; the log follows the bottom when it was there, else "↓ Latest" offers it.
-import { Entry, gatedApprovals, layout, TurnBlock, ViewState } from '../protocol/view';
+import { Entry, gatedApprovals, layout, retryable, TurnBlock, ViewState } from '../protocol/view';
 import { byId, el, Host, place } from './dom';
 import { patchEntry, renderEntry } from './entries';
 import { welcome } from './setup';
@@ -33,7 +33,7 @@ export function mount(): Log {
     box,
     rendered: new Map(),
     blocks: new Map(),
-    restores: { asks: new Map(), focusAfter: null },
+    restores: { asks: new Map(), focusAfter: null, editing: null },
     latest,
     stuck: true,
     sizes: new ResizeObserver(() => {
@@ -149,8 +149,13 @@ export function render(
   else if (box.scrollHeight > before) log.latest.hidden = false; // more came below where the user reads
 }
 
-/** What an entry's element shows besides the entry: a card's checkpoint and restore state, a note's Undo. */
+/**
+ * What an entry's element shows besides the entry: a card's checkpoint and restore state, a note's
+ * Undo, a message's Edit (being edited, or not while a turn runs), a turn's Retry.
+ */
 function entryContext(view: ViewState, restores: Restores, e: Entry): string {
+  if (e.type === 'user') return JSON.stringify([restores.editing === e.id, view.running.length > 0]);
+  if (e.type === 'turn') return String(retryable(view) === e.id);
   if (e.type === 'tool') {
     const checkpoint = checkpointOf(view, e);
     return checkpoint ? JSON.stringify([checkpoint.id, view.running.length > 0, view.restoring, restores.asks.get(e.id) ?? null]) : '';

@@ -15,6 +15,7 @@ import * as log from './log';
 import * as mcp from './mcp';
 import type { FromWebview, ToWebview } from './messages';
 import * as plan from './plan';
+import * as queued from './queued';
 import * as rules from './rules';
 import * as server from './server';
 import * as setup from './setup';
@@ -46,6 +47,7 @@ const panels = {
   log: log.mount(),
   announcer: announcer.mount(),
   setup: setup.mount(host),
+  queued: queued.mount(),
 };
 
 let frame = 0;
@@ -66,6 +68,7 @@ function render() {
   conversations.render(panels.conversations, view, host, modes);
   server.render(panels.server, view);
   setup.render(panels.setup, view);
+  queued.render(panels.queued, view, host);
   log.render(panels.log, view, host, asked, plan.approvalsSlot(panels.plan), modes);
   announcer.render(panels.announcer, view);
 }
@@ -79,6 +82,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const m = event.data;
   if (!m || typeof m !== 'object') return;
   if (m.type === 'focusComposer') return composer.focus(panels.composer);
+  if (m.type === 'fillComposer') return composer.fill(panels.composer, m.text);
   if (m.type === 'snapshot') view = m.view;
   else if (m.type === 'actions') view = m.actions.reduce(reduce, view);
   else return;

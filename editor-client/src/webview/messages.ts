@@ -6,7 +6,9 @@ export type ToWebview =
   | { type: 'snapshot'; view: ViewState }
   | { type: 'actions'; actions: Action[] }
   /** `modus.ui.focusComposer` */
-  | { type: 'focusComposer' };
+  | { type: 'focusComposer' }
+  /** a message taken back from the queue, to edit and send again */
+  | { type: 'fillComposer'; text: string };
 
 /** webview -> extension */
 export type FromWebview =
@@ -47,6 +49,11 @@ export type FromWebview =
   | { type: 'checkModel'; model: SetupModel }
   | { type: 'saveModel'; model: SetupModel }
   | { type: 'closeSetup' }
-  | { type: 'setApiKey' };
+  | { type: 'setApiKey' }
+  /** a message's actions: Copy, Retry (the last turn), Edit & resend, take back a queued one */
+  | { type: 'copy'; text: string }
+  | { type: 'retry' }
+  | { type: 'edit'; messageId: string; text: string; files: boolean }
+  | { type: 'unqueue'; messageId: string };
 
 export type ServerFix = 'pickInterpreter' | 'openSettings' | 'showInstall' | 'restart' | 'showLog';

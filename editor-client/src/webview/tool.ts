@@ -12,6 +12,8 @@ export interface Restores {
   asks: Map<string, 'choose' | 'confirm'>;
   /** after a card is drawn again: the element of it to focus (a choice opened, a step back) */
   focusAfter: { entry: string; selector: string } | null;
+  /** the user message being edited (Edit & resend), by entry id */
+  editing: string | null;
 }
 
 /** A unified diff (or any text) with added/removed lines tinted. */
