@@ -7,6 +7,7 @@ import { CHECKPOINT_SCHEME, Checkpoints } from './checkpoints';
 import { onWebviewMessage, Parts, registerCommands } from './commands';
 import { Conversations } from './conversations';
 import { ReadOnlyDocuments } from './documents';
+import { EditorActions } from './editorActions';
 import { McpServers } from './mcp';
 import { Modes, PROMPT_SCHEME } from './modes';
 import { createOutput } from './output';
@@ -55,7 +56,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await conversations.show(conversationId, true);
   });
   const conversations = new Conversations(server, store, output, checkpoints);
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules };
+  const editor = new EditorActions((m) => sidebar.post(m));
+  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, editor };
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
   context.subscriptions.push(
     status,

@@ -22,6 +22,7 @@ export function mount(view: ViewState): Mcp {
 
 /** A message from the extension: a new list of the MCP servers ends the restarts asked for. */
 export function received(m: Mcp, message: ToWebview) {
+  if (message.type === 'paths') return;
   if (message.type === 'snapshot' || message.action.type === 'mcp' || (message.action.type === 'update' && message.action.update.kind === 'mcp_changed')) {
     m.restarting.clear();
   }
