@@ -3,6 +3,7 @@
 import { Entry, modeName, restoreNote, ViewState } from '../protocol/view';
 import { renderApproval } from './approval';
 import { button, el, Host } from './dom';
+import { renderMarkdown } from './render';
 import { renderTool, Restores } from './tool';
 
 export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Restores): HTMLElement {
@@ -10,13 +11,14 @@ export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Res
     case 'user':
       return el('div', 'msg user', undefined, el('div', 'who', 'You'), el('div', 'text', e.text));
     case 'assistant':
-      // in a turn's block the block names the agent
+      // in a turn's block the block names the agent; the text is Markdown, highlighted and its
+      // paths asked about once it stops streaming
       return el(
         'div',
         'msg assistant' + (e.streaming ? ' streaming' : ''),
         undefined,
         e.turnId ? null : el('div', 'who', e.agent ?? 'Modus'),
-        el('div', 'text', e.text),
+        renderMarkdown(e.text, { host, final: !e.streaming }, 'text'),
       );
     case 'thinking':
       return el('details', 'msg thinking', undefined, el('summary', undefined, 'Thinking'), el('div', 'text', e.text));
