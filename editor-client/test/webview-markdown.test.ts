@@ -70,6 +70,7 @@ describe('chat webview: Markdown, code blocks, links into the editor', () => {
     const code = reply().locator('pre.md-code');
     assert.equal(await code.textContent(), 'def greet(name):', 'the open fence is code to the end');
     assert.equal(await code.locator('span').count(), 0, 'not highlighted while it streams');
+    assert.equal(await reply().locator('.code-block button').count(), 0, 'no actions on code still coming');
     assert.equal(await page.locator('.msg.assistant.streaming').count(), 1);
     assert.deepEqual(await asked(), [], 'no path asked about while the reply streams');
   });

@@ -68,7 +68,8 @@ function block(t: Token, o: RenderOptions): Node | null {
     }
     case 'code': {
       const c = t as Tokens.Code;
-      return codeBlock(c.text, fenceLanguage(c.lang), { highlight: o.final, actions: !o.noCodeActions, host: o.host });
+      // its actions once the reply is final: while it streams the block is drawn anew at each delta
+      return codeBlock(c.text, fenceLanguage(c.lang), { highlight: o.final, actions: o.final && !o.noCodeActions, host: o.host });
     }
     case 'blockquote': {
       const q = el('blockquote');
