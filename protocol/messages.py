@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field
 
-from .models import ContextInfo, GroupEntry, Input, ModeSource, Opt, Phase, PlanState, State, Usage, Wire
+from .models import ContextInfo, GroupEntry, Input, Model, ModeSource, Opt, Phase, PlanState, State, Usage, Wire
 
 # ---------------------------------------------------------------- requests, client -> server
 
@@ -49,6 +49,24 @@ class PlanDecisionParams(Input):
 
 class TodosGetParams(Input):
     agent: Opt[str] = None
+
+
+class ChatEditParams(Input):
+    """`modus/chat/edit`: Edit & resend. The conversation is cut back to just before the user's
+    message `messageId`, then `text` is sent in its place; `files`: the workspace's files too are
+    put back as they were when that message was sent (its checkpoint)."""
+
+    conversation_id: Opt[str] = None
+    message_id: str
+    text: str
+    files: bool = False
+
+
+class ChatUnqueueParams(Input):
+    """`modus/chat/unqueue`: take back a message that waits, queued, for a turn to end."""
+
+    conversation_id: Opt[str] = None
+    message_id: str
 
 
 class RulesListParams(Input):
@@ -113,6 +131,44 @@ class ChatSendResult(Wire):
     #: the Modus command the text started with (`plan`, `mode`…), run before the message; alone
     #: (nothing followed it) no message is stored: `messageId` and `text` are empty then
     command: Opt[str] = None
+    #: true: a turn of an agent it goes to was running, so the message waits, queued, outside the
+    #: conversation (no model sees it), until that turn has ended; `modus/chat/unqueue` takes it
+    #: back until then. `dispatched` names the agents that will answer it.
+    queued: Opt[bool] = None
+
+
+class ChatEditResult(ChatSendResult):
+    """What `modus/chat/send` answers for the new message, and with `files: true` what became of
+    the files: `restored` (workspace-relative) and `checkpoint` (taken just before restoring them:
+    restoring it undoes that), or `filesNotRestored`, saying why nothing was put back."""
+
+    restored: Opt[list[str]] = None
+    checkpoint: Opt[str] = None
+    files_not_restored: Opt[str] = None
+
+
+class ChatRetryResult(Wire):
+    conversation_id: str
+    #: the agent whose turn runs again
+    agent: str
+    #: the turn that failed or was cancelled
+    retried: str
+
+
+class ChatUnqueueResult(Wire):
+    conversation_id: str
+    message_id: str
+    #: the message as the user typed it (for the composer to take back)
+    text: str
+
+
+class QueuedMessage(Wire):
+    """A message waiting for a turn to end (see `ChatSendResult.queued`), oldest first."""
+
+    message_id: str
+    #: as the user typed it
+    text: str
+    dispatched: list[str]
 
 
 class ChatCancelResult(Wire):
@@ -129,6 +185,8 @@ class HistoryMessage(Wire):
 
 class ChatHistoryResult(Wire):
     messages: list[HistoryMessage]
+    #: the messages queued behind a running turn (not in the conversation yet), when there are any
+    queued: Opt[list[QueuedMessage]] = None
 
 
 class ConversationSummary(Wire):
@@ -211,6 +269,21 @@ class CommandsListResult(Wire):
     commands: list[CommandInfo]
 
 
+class ModelCheckParams(Input):
+    """`modus/models/check`: a model's settings to try before they are saved (the chat's set-up)."""
+
+    model: Model
+
+
+class ModelCheckResult(Wire):
+    """`ok`: the model's server answered with the key the server has; `message` says what was
+    found or what failed (never the key); `models`: the ids the server lists, when it does."""
+
+    ok: bool
+    message: str
+    models: list[str] = Field(default_factory=list)
+
+
 class SkillInfo(Wire):
     """A skill: `path` is its SKILL.md, workspace-relative, or absolute for the user's own."""
 
@@ -285,6 +358,13 @@ class MessageUpdate(_UpdateBase):
     text: str
     #: a system message that lists a turn's refused mentions: each one and why
     mentions_refused: Opt[list[RefusedMention]] = None
+    #: the stored message's id (its `id` in `modus/chat/history`): every user message has one,
+    #: which `modus/chat/edit` and `modus/chat/unqueue` take
+    message_id: Opt[str] = None
+    #: a user message held behind a running turn (`ChatSendResult.queued`): not in the
+    #: conversation yet. When its turn starts, the same message comes again, without `queued`,
+    #: with the same `messageId`; taken back, an `unqueued` update says so.
+    queued: Opt[bool] = None
 
 
 class ToolError(Wire):
@@ -350,11 +430,24 @@ class HookUpdate(_UpdateBase):
     output: Opt[str] = None
 
 
+class TurnError(Wire):
+    """Why a turn failed or was cancelled: `ModelError` (the provider's error, as the model's
+    request failed), `MistakeLimit` (maxConsecutiveMistakes failed calls in a row),
+    `RequestLimit` (the user chose not to go on at maxRequestsPerTurn), `Cancelled` (the user
+    cancelled), `Interrupted` (Modus stopped during the turn), `InternalError`."""
+
+    type: str
+    message: str
+
+
 class TurnEnded(_UpdateBase):
     kind: Literal["turn_ended"] = "turn_ended"
     turn_id: str
     agent: str
     outcome: Literal["completed", "failed", "cancelled", "awaiting_user"]
+    #: with `failed` and `cancelled`: why (also stored, see `modus/chat/history`); such a turn
+    #: can be run again with `modus/chat/retry`
+    error: Opt[TurnError] = None
 
 
 class UsageUpdate(_UpdateBase):
@@ -480,6 +573,27 @@ class CondenseResult(Wire):
     after: int
 
 
+class ConversationCut(_UpdateBase):
+    """The conversation was cut back (a checkpoint's restore of the conversation, or
+    `modus/chat/edit`): from `messageId` on, its messages are no longer part of it (the store
+    keeps them, marked). A client shows the history again (`modus/chat/history`)."""
+
+    kind: Literal["conversation_cut"] = "conversation_cut"
+    #: the first message cut; absent when none was (the cut was at the conversation's end)
+    message_id: Opt[str] = None
+    #: how many messages were cut
+    messages: int
+
+
+class Unqueued(_UpdateBase):
+    """A queued message was taken back (`modus/chat/unqueue`) before its turn started."""
+
+    kind: Literal["unqueued"] = "unqueued"
+    message_id: str
+    #: as the user typed it
+    text: str
+
+
 class McpChanged(_UpdateBase):
     kind: Literal["mcp_changed"] = "mcp_changed"
     servers: list[McpServerInfo]
@@ -503,6 +617,8 @@ Update = Annotated[
         CondensedUpdate,
         ContextUpdate,
         StateChanged,
+        ConversationCut,
+        Unqueued,
     ],
     Field(discriminator="kind"),
 ]

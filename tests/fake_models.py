@@ -95,6 +95,19 @@ class _Handler(BaseHTTPRequestHandler):
     server: "_HTTPServer"
     protocol_version = "HTTP/1.1"  # for the chunked transfer encoding
 
+    def do_GET(self) -> None:
+        """`GET …/models`: the models the fake lists (`fake.models`), or 401 when its key is not the one sent."""
+        fake = self.server.fake
+        fake.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, {}, time.perf_counter()))
+        sent = self.headers.get("x-api-key") or (self.headers.get("authorization") or "").removeprefix("Bearer ")
+        status, body = (200, fake.listing()) if fake.key is None or sent == fake.key else (401, fake.error_body(Failure(401, "invalid x-api-key", "authentication_error")))
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def do_POST(self) -> None:
         received = time.perf_counter()
         fake = self.server.fake
@@ -161,6 +174,9 @@ class FakeServer:
         #: growing conversation keeps a few
         self.keep = keep
         self.queue: deque[Reply | Failure | Raw | Stall] = deque()
+        #: what `GET …/models` lists; `key`: the API key it takes (None: any)
+        self.models = ["fake-model"]
+        self.key: str | None = None
         self.requests: list[Recorded] = []
         self.closing = threading.Event()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
@@ -190,6 +206,9 @@ class FakeServer:
     def error_body(self, failure: Failure) -> dict[str, Any]:
         raise NotImplementedError
 
+    def listing(self) -> dict[str, Any]:
+        raise NotImplementedError
+
 
 class FakeAnthropic(FakeServer):
     """POST /v1/messages, streamed as Messages API events."""
@@ -202,6 +221,10 @@ class FakeAnthropic(FakeServer):
 
     def error_body(self, failure: Failure) -> dict[str, Any]:
         return {"type": "error", "error": {"type": failure.type, "message": failure.message}}
+
+    def listing(self) -> dict[str, Any]:
+        data = [{"id": m, "type": "model", "display_name": m, "created_at": "2025-01-01T00:00:00Z"} for m in self.models]
+        return {"data": data, "has_more": False, "first_id": self.models[0] if self.models else None, "last_id": self.models[-1] if self.models else None}
 
     def frames(self, reply: Reply) -> list[str]:
         def event(name: str, **data: Any) -> str:
@@ -251,6 +274,9 @@ class FakeOpenAI(FakeServer):
 
     def error_body(self, failure: Failure) -> dict[str, Any]:
         return {"error": {"message": failure.message, "type": failure.type, "param": None, "code": None}}
+
+    def listing(self) -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]}
 
     def frames(self, reply: Reply) -> list[str]:
         def chunk(delta: dict[str, Any], finish: str | None = None) -> str:

@@ -269,3 +269,26 @@ async def test_yolo_goes_on_past_the_request_limit(tmp_path):
         assert await chat(session, "go") == "completed"
     assert host.approvals == []
     assert len([u for u in host.of_kind("tool_call") if u.status == "completed"]) == 7
+
+
+async def test_an_interrupted_turn_can_be_retried(tmp_path):
+    cid, _ = crash_mid_call(tmp_path, native=True)
+    async with running(tmp_path, [{"text": "Picked it up again."}]) as session:
+        system = session.history(cid).messages[-1]
+        assert system.metadata["outcome"] == "interrupted"
+        assert system.metadata["error"] == {"type": "Interrupted", "message": INTERRUPTED_TURN.format(agent="modus")}
+        retried = await session.resend.retry(cid)
+        assert (retried.agent, retried.retried) == ("modus", "turn-1")
+        await until(lambda: session.host.of_kind("turn_ended"))
+        assert session.history(cid).messages[-1].text == "Picked it up again."
+
+
+async def test_a_turn_stopped_at_the_request_limit_says_why(tmp_path):
+    (tmp_path / "a.txt").write_text("x\n")
+    host = MemoryHost(approve=lambda r: ApprovalResponse(decision="deny"))
+    async with running(tmp_path, limit_script(6), host=host, maxRequestsPerTurn=3) as session:
+        assert await chat(session, "go") == "cancelled"
+        [ended] = host.of_kind("turn_ended")
+        last = session.history(session.conversation_id).messages[-1]
+    assert ended.error.type == "RequestLimit" and ended.error.message == last.text
+    assert last.metadata["outcome"] == "cancelled" and last.metadata["error"]["type"] == "RequestLimit"

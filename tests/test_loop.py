@@ -187,3 +187,46 @@ async def test_who_answers_a_message_that_mentions_nobody(tmp_path):
         assert session.responder("conv-new") == "helper"  # the owner, then the last that spoke
         session.store.add_message(StoredMessage("m-gone", "conv-new", "assistant", "old", "retired"))
         assert session.responder("conv-new") == "helper"  # an agent no longer configured does not count
+
+
+async def test_a_failed_turn_says_why_and_the_retry_answers_the_same_message(tmp_path):
+    turns = [{"toolCalls": [call("nosuch")]}] * 3 + [{"text": "Now it works."}]
+    host = MemoryHost()
+    async with running(tmp_path, turns, host=host) as session:
+        assert await chat(session, "go") == "failed"
+        cid = session.conversation_id
+        [ended] = host.of_kind("turn_ended")
+        last = session.history(cid).messages[-1]
+        retried = await session.resend.retry(None)
+        await until(lambda: len(host.of_kind("turn_ended")) == 2)
+        with pytest.raises(BadRequest, match="its last turn did not fail"):
+            await session.resend.retry(None)
+        model = session.histories.get(cid, "modus").messages
+    assert ended.error.type == "MistakeLimit" and ended.error.message.startswith("Stopped: 3 tool calls in a row failed.")
+    assert (last.role, last.text, last.metadata["outcome"]) == ("system", ended.error.message, "failed")
+    assert last.metadata["error"] == ended.error.wire() and last.metadata["turnId"] == ended.turn_id
+    assert (retried.agent, retried.retried) == ("modus", ended.turn_id)
+    assert host.of_kind("turn_ended")[-1].outcome == "completed" and host.of_kind("turn_ended")[-1].error is None
+    # what the model got: the user's message once, every call with its result, then the answer
+    assert [m.role for m in model] == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]
+
+
+async def test_a_held_message_is_not_stored_until_its_turn_starts(tmp_path):
+    turns = [{"toolCalls": [call("execute_command", command="sleep 30")]}, {"text": "Answered."}]
+    host = MemoryHost()
+    async with running(tmp_path, turns, host=host, autoApprove={"command": True}) as session:
+        cid = session.conversation_id
+        await session.send(ChatSendParams(text="run it"))
+        await until(lambda: [u for u in host.of_kind("tool_call") if u.status == "running"])
+        held = await session.send(ChatSendParams(text="then this"))
+        assert held.queued is True and held.dispatched == ["modus"]
+        assert [m.text for m in session.store.messages(cid) if m.role == "user"] == ["run it"]
+        assert "then this" not in [m.text for m in session.histories.get(cid, "modus").messages]
+        assert [q.message_id for q in session.history(cid).queued] == [held.message_id]
+        session.cancel(cid)  # the queue is kept: its message goes in after the cancelled turn
+        await until(lambda: len(host.of_kind("turn_ended")) == 2)
+        stored = [m for m in session.store.messages(cid) if m.role == "user"]
+    assert [(m.id, m.text) for m in stored][-1] == (held.message_id, "then this")
+    users = [(u.text, u.message_id, u.queued) for u in host.of_kind("message") if u.role == "user"]
+    assert users[1:] == [("then this", held.message_id, True), ("then this", held.message_id, None)]
+    assert [u.outcome for u in host.of_kind("turn_ended")] == ["cancelled", "completed"]

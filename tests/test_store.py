@@ -213,6 +213,24 @@ def test_a_turn_marked_interrupted_is_open_no_more(tmp_path, store):
     assert elsewhere(tmp_path, "SELECT outcome FROM turns WHERE id = 'turn-1'") == [("interrupted",)]
 
 
+# ------------------------------------------------------------ messages: found by id, by metadata, after a cut
+
+
+def test_a_message_is_found_by_id_with_its_number_and_whether_it_was_cut(store):
+    store.ensure_conversation("conv-1")
+    for i, role in enumerate(("user", "assistant", "user", "assistant"), start=1):
+        store.add_message(StoredMessage(f"m{i}", "conv-1", role, f"text {i}", None if role == "user" else "modus", {"turnId": "t"} if i == 2 else {}))
+    assert store.locate_message("conv-1", "m3") == (StoredMessage("m3", "conv-1", "user", "text 3", None, {}), 3, False)
+    assert store.locate_message("conv-2", "m3") is None and store.locate_message("conv-1", "nosuch") is None
+    assert store.first_after("conv-1", 2) == "m3"
+    assert store.last_with("conv-1", "turnId").id == "m2"
+    assert store.cut_after("conv-1", 1) == 3
+    assert store.locate_message("conv-1", "m3")[1:] == (3, True)  # kept, marked
+    assert store.first_after("conv-1", 1) is None and store.last_with("conv-1", "turnId") is None
+    store.add_message(StoredMessage("m5", "conv-1", "user", "again", None, {}))
+    assert store.first_after("conv-1", 1) == "m5" and store.locate_message("conv-1", "m5")[1] == 5
+
+
 # ------------------------------------------------------------ the interface
 
 

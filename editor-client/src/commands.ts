@@ -11,6 +11,8 @@ import type { Rules } from './rules';
 import { showSkills } from './skills';
 import { setApiKey } from './secrets';
 import type { Server } from './server';
+import type { ModelSetup } from './setup';
+import type { Sidebar } from './sidebar';
 import type { FromWebview } from './webview/messages';
 
 export interface Parts {
@@ -23,9 +25,11 @@ export interface Parts {
   mcp: McpServers;
   rules: Rules;
   editor: EditorActions;
+  sidebar: Sidebar;
+  setup: ModelSetup;
 }
 
-export function registerCommands({ server, secrets, conversations, modes }: Parts): vscode.Disposable[] {
+export function registerCommands({ server, secrets, conversations, modes, sidebar, setup }: Parts): vscode.Disposable[] {
   const commands: Record<string, () => Promise<void>> = {
     'modus.ui.switchMode': () => modes.switchMode(),
     'modus.ui.showSystemPrompt': () => modes.showSystemPrompt(),
@@ -39,6 +43,8 @@ export function registerCommands({ server, secrets, conversations, modes }: Part
     'modus.ui.restartServer': () => server.restart(),
     'modus.ui.trustWorkspaceSettings': () => modes.trustWorkspaceSettings(),
     'modus.ui.showSkills': () => showSkills(server),
+    'modus.ui.focusComposer': () => sidebar.focusComposer(),
+    'modus.ui.setUpModel': () => setup.open(),
   };
   return Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }
@@ -95,5 +101,13 @@ export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type:
       return p.editor.insert(m.code);
     case 'newFile':
       return p.editor.newFile(m.code, m.language);
+    case 'checkModel':
+      return p.setup.check(m.model);
+    case 'saveModel':
+      return p.setup.save(m.model);
+    case 'closeSetup':
+      return p.setup.close();
+    case 'setApiKey':
+      return void vscode.commands.executeCommand('modus.ui.setApiKey');
   }
 }

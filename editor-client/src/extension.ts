@@ -13,6 +13,7 @@ import { Modes, PROMPT_SCHEME } from './modes';
 import { createOutput } from './output';
 import { Rules } from './rules';
 import { Server } from './server';
+import { ModelSetup } from './setup';
 import { Sidebar } from './sidebar';
 import { StatusBar } from './status';
 import { ViewStore } from './store';
@@ -23,7 +24,7 @@ let current: Server | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   // The parts call one another through callbacks, first called once the server starts (last).
   const store = new ViewStore((action, view) => {
-    sidebar.post({ type: 'action', action });
+    sidebar.post(action);
     status.render(view);
     rules.viewChanged(view);
   });
@@ -56,9 +57,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await conversations.show(conversationId, true);
   });
   const conversations = new Conversations(server, store, output, checkpoints);
-  const editor = new EditorActions((m) => sidebar.post(m));
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, editor };
+  const editor = new EditorActions((m) => sidebar.send(m));
+  const setup = new ModelSetup(server, store);
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
+  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor };
+  setup.refresh();
   context.subscriptions.push(
     status,
     output,
@@ -67,7 +70,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     documents.register(PROMPT_SCHEME),
     documents.register(CHECKPOINT_SCHEME, (uri) => checkpoints.document(uri)),
     ...registerCommands(parts),
-    vscode.workspace.onDidChangeConfiguration((e) => server.onConfigurationChanged(e)),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      server.onConfigurationChanged(e);
+      if (e.affectsConfiguration('modus.models')) setup.refresh();
+    }),
   );
   await server.start();
 }

@@ -1,12 +1,20 @@
 // The sidebar's chat webview (`modus.chat`): its HTML, the view state it is sent (a snapshot
-// when it is ready, then each action), and the messages it sends back.
+// when it is ready, then the actions, gathered a frame at a time: a streamed reply is hundreds
+// of deltas), and the messages it sends back.
 import * as vscode from 'vscode';
-import type { ViewState } from './protocol/view';
+import type { Action, ViewState } from './protocol/view';
 import { chatHtml, makeNonce } from './webview/html';
 import type { FromWebview, ToWebview } from './webview/messages';
 
+/** How long actions gather before they are posted together: a frame. */
+const FRAME_MS = 16;
+
 export class Sidebar implements vscode.WebviewViewProvider {
   private webview: vscode.WebviewView | undefined;
+  private gathered: Action[] = [];
+  /** the composer is to have the focus once the webview is ready */
+  private focusWanted = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -28,15 +36,47 @@ export class Sidebar implements vscode.WebviewViewProvider {
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'webview.css')).toString(),
     });
     webview.onDidReceiveMessage((m: FromWebview) => {
-      if (m.type === 'ready') this.post({ type: 'snapshot', view: this.snapshot() });
-      else void this.onMessage(m);
+      if (m.type !== 'ready') return void this.onMessage(m);
+      this.sendSnapshot();
+      if (this.focusWanted) this.send({ type: 'focusComposer' });
+      this.focusWanted = false;
     });
     webviewView.onDidDispose(() => {
       if (this.webview === webviewView) this.webview = undefined;
     });
   }
 
-  post(message: ToWebview): void {
+  /** `modus.ui.focusComposer`: the chat shown, the focus in its message box. */
+  async focusComposer(): Promise<void> {
+    await vscode.commands.executeCommand('modus.chat.focus');
+    if (this.webview) this.send({ type: 'focusComposer' });
+    else this.focusWanted = true; // when it is ready
+  }
+
+  /** The action, posted with the others of its frame (in order). */
+  post(action: Action): void {
+    if (!this.webview) return; // the snapshot it gets once shown has it
+    this.gathered.push(action);
+    this.timer ??= setTimeout(() => this.flush(), FRAME_MS);
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const actions = this.gathered;
+    this.gathered = [];
+    if (actions.length) this.send({ type: 'actions', actions });
+  }
+
+  /** The view as it is: the actions gathered so far are in it already. */
+  private sendSnapshot(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.gathered = [];
+    this.send({ type: 'snapshot', view: this.snapshot() });
+  }
+
+  /** A message posted at once, not gathered with the actions (a snapshot, the focus, an answer to the webview). */
+  send(message: ToWebview): void {
     void this.webview?.webview.postMessage(message);
   }
 }

@@ -63,12 +63,12 @@ export async function openChat(browser: Browser, size = { width: 420, height: 90
   return page;
 }
 
-/** Posts extension -> webview messages, as VS Code would, and waits for them to be handled. */
+/** Posts extension -> webview messages, as VS Code would, and waits for them to be drawn (the next frame). */
 export async function feed(page: Page, messages: unknown[]): Promise<void> {
   await page.evaluate((ms) => {
     for (const m of ms) window.postMessage(m, '*');
   }, messages);
-  await page.evaluate(() => new Promise((r) => setTimeout(r, 0)));
+  await page.evaluate(() => new Promise((r) => setTimeout(() => requestAnimationFrame(() => setTimeout(r, 0)), 0)));
 }
 
 /** The rows of the composer's completion (@ or /): each row's parts joined by ` | `, ` *` on the selected one. */

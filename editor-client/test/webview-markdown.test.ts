@@ -10,7 +10,7 @@ import { feed, launch, openChat, posted } from './browser';
 
 const conversationId = 'conv-md';
 const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
-const toWebview = (actions: Action[]) => actions.map((action) => ({ type: 'action', action }));
+const toWebview = (actions: Action[]) => [{ type: 'actions', actions }];
 
 /** The scripted reply: a heading, a list, a table, a fence, the bait, a web link, paths. */
 const REPLY = [
@@ -66,7 +66,10 @@ describe('chat webview: Markdown, code blocks, links into the editor', () => {
     await feed(page, toWebview([up({ kind: 'message_delta', turnId: 't', agent: 'modus', text: REPLY.slice(0, CUTS[0]) })]));
     assert.equal(await reply().locator('h4').textContent(), 'The plan');
     assert.deepEqual(await reply().locator('table th').allTextContents(), ['file', 'lines']);
+    await reply().locator('h4').evaluate((h) => ((h as any).__kept = true));
     await feed(page, toWebview([up({ kind: 'message_delta', turnId: 't', agent: 'modus', text: REPLY.slice(CUTS[0], CUTS[1]) })]));
+    assert.equal(await reply().locator('h4').evaluate((h) => (h as any).__kept), true, 'a finished block is kept, only the last ones drawn anew');
+    assert.deepEqual(await reply().locator('table td').allTextContents(), ['src/app.py', '2', 'README.md', '1'], 'the table grew in place');
     const code = reply().locator('pre.md-code');
     assert.equal(await code.textContent(), 'def greet(name):', 'the open fence is code to the end');
     assert.equal(await code.locator('span').count(), 0, 'not highlighted while it streams');

@@ -32,7 +32,7 @@ const COMMANDS: CommandInfo[] = [
   { name: 'release', source: 'global', path: '/home/me/.config/modus/commands/release.md' },
   { name: 'git:commit', description: 'Commit the staged changes', source: 'workspace', path: '.modus/commands/git/commit.md' },
 ];
-const toWebview = (actions: Action[]) => actions.map((action) => ({ type: 'action', action }));
+const toWebview = (actions: Action[]) => [{ type: 'actions', actions }];
 
 describe('chat webview: the rules in the header and the /-completion of the commands', () => {
   let browser: Browser;

@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { NO_USAGE } from '../src/protocol/usage';
-import type { State } from '../src/protocol/generated';
+import type { HistoryMessage, State } from '../src/protocol/generated';
 import type { Action } from '../src/protocol/view';
 import { CLIENT_DIR, completionRows, feed, launch, openChat, posted } from './browser';
 
 const session: { actions: Action[] } = JSON.parse(
   readFileSync(join(CLIENT_DIR, 'test', 'fixtures', 'session.json'), 'utf8'),
 );
-const toWebview = (actions: Action[]) => actions.map((action) => ({ type: 'action', action }));
+const toWebview = (actions: Action[]) => [{ type: 'actions', actions }];
 
 /** A `state` action: the conversation in Code mode, ACT, its task on the scripted model; `more`
  * overrides (the plan, the phase, yolo, the context window, the task's id). */
@@ -83,9 +83,8 @@ describe('chat webview (headless Chromium)', () => {
 
   it('answers an approval card: Approve with feedback posts the decision', async () => {
     await feed(page, [
-      {
-        type: 'action',
-        action: {
+      ...toWebview([
+        {
           type: 'approval',
           id: 'test-approval',
           request: {
@@ -96,7 +95,7 @@ describe('chat webview (headless Chromium)', () => {
             params: { path: 'notes.md' },
           },
         },
-      },
+      ]),
     ]);
     const card = page.locator('.card.approval[data-approval="test-approval"]');
     await card.waitFor();
@@ -107,12 +106,7 @@ describe('chat webview (headless Chromium)', () => {
     const answers = (await posted(page)).filter((m) => m.type === 'approval' && m.id === 'test-approval');
     assert.deepEqual(answers, [{ type: 'approval', id: 'test-approval', decision: 'approve', feedback: 'fine, go ahead' }]);
     // the extension echoes the answer; the card then shows the decision and no buttons
-    await feed(page, [
-      {
-        type: 'action',
-        action: { type: 'approvalAnswered', id: 'test-approval', response: { decision: 'approve', feedback: 'fine, go ahead' } },
-      },
-    ]);
+    await feed(page, toWebview([{ type: 'approvalAnswered', id: 'test-approval', response: { decision: 'approve', feedback: 'fine, go ahead' } }]));
     await card.locator('.decision.approve').waitFor();
     assert.equal(await card.locator('button').count(), 0);
   });
@@ -291,11 +285,11 @@ describe('chat webview: header, conversation list, server status, approvals in t
   });
 
   it('replays a stored conversation: tool cards, mode changes, a denial with its feedback apart', async () => {
-    const recorded: { messages: unknown[] } = JSON.parse(
+    const recorded: { messages: HistoryMessage[] } = JSON.parse(
       readFileSync(join(CLIENT_DIR, 'test', 'fixtures', 'history.json'), 'utf8'),
     );
     const page = await chat();
-    await feed(page, [{ type: 'action', action: { type: 'history', conversationId: 'conv-h', messages: recorded.messages } }]);
+    await feed(page, toWebview([{ type: 'history', conversationId: 'conv-h', messages: recorded.messages }]));
     await page.locator('.card.tool').first().waitFor();
     assert.equal(await page.locator('.card.tool').count(), 6);
     assert.equal(await page.locator('.note.mode-change').count(), 2);

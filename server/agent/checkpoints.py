@@ -111,6 +111,20 @@ class Checkpoints:
             ]
         )
 
+    async def taken_since(self, conversation_id: str, seq: int) -> tuple[str | None, str | None]:
+        """The files as they were when the conversation had its message `seq`: the first of its
+        checkpoints taken since (at the start of the turn that answered it, or before the first
+        call that changed files after it: nothing of the agent's had changed them yet). (Its id,
+        None), or (None, why there is none)."""
+        why = await anyio.to_thread.run_sync(self.disabled)
+        if why is not None:
+            return None, why
+        found = await anyio.to_thread.run_sync(lambda: self.repo.list(meta={"conversationId": conversation_id}))
+        for checkpoint in reversed(found):  # oldest first
+            if int(checkpoint.meta.get("seq", "0")) >= seq:
+                return checkpoint.id, None
+        return None, "No checkpoint was taken after this message: no tool call has changed files since."
+
     async def _checkpoint(self, checkpoint_id: str):
         from ..checkpoints import CheckpointError, CheckpointsUnavailable
 

@@ -15,7 +15,7 @@ from ..host import Host
 from ..state import StoredMessage
 from ..state.store import ConversationRow, iso_utc, new_id
 from ..workspace import clip
-from .history import Histories, tool_result
+from .history import Histories, tool_result, turn_ended
 from .touched import TouchedFiles
 
 if TYPE_CHECKING:
@@ -131,7 +131,8 @@ class Conversations:
                     for call in self.store.unanswered_calls(history_id):
                         result = tool_result(call.get("id"), call.get("name"), "Interrupted")
                         self.add_message(StoredMessage(new_id("msg-"), history_id, "tool", INTERRUPTED_CALL, None, result))
-                self.add_message(StoredMessage(new_id("msg-"), cid, "system", text, agent, {"turnId": turn_id}))
+                ended = {"turnId": turn_id, **turn_ended("interrupted", "Interrupted", text)}
+                self.add_message(StoredMessage(new_id("msg-"), cid, "system", text, agent, ended))
                 self.store.end_turn(turn_id, "interrupted")
             log.warning("turn %s of %s was interrupted when Modus stopped; its open tool calls were closed", turn_id, agent)
             self.host.publish(protocol.MessageUpdate(conversation_id=cid, agent=agent, turn_id=turn_id, role="system", text=text))
@@ -139,13 +140,16 @@ class Conversations:
 
     def cut(self, cid: str, seq: int) -> None:
         """The conversation as it was at message `seq`: later messages marked cut (kept in the
-        store), the histories read again, the calls the cut came before given a result."""
-        self.store.cut_after(cid, seq)
+        store), the histories read again, the calls the cut came before given a result. The
+        clients are told (`conversation_cut`), before the result: it follows the cut."""
+        first = self.store.first_after(cid, seq)
+        count = self.store.cut_after(cid, seq)
         self.histories.forget(cid)
         self.touched.forget(cid)
         for call in self.store.unanswered_calls(cid):
             result = tool_result(call.get("id"), call.get("name"), "Restored")
             self.add_message(StoredMessage(new_id("msg-"), cid, "tool", NOT_RUN_RESTORED, None, result))
+        self.host.publish(protocol.ConversationCut(conversation_id=cid, message_id=first, messages=count))
 
     def listed(self) -> protocol.ChatListResult:
         """The conversations a user can go back to (see Store.conversations: at most 200)."""

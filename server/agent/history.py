@@ -41,6 +41,17 @@ def tool_result(call_id: str | None, name: str | None, error_type: str | None = 
     return metadata
 
 
+#: The outcomes of a turn that `modus/chat/retry` runs again.
+RETRYABLE = frozenset({"failed", "cancelled", "interrupted"})
+
+
+def turn_ended(outcome: str, error_type: str, message: str) -> dict:
+    """The metadata of the stored system message that ends a turn that did not complete: its
+    outcome and why (`error`: the `turn_ended` update's). It is the turn's last message, so the
+    history shows why it ended, and `modus/chat/retry` finds what to run again."""
+    return {"outcome": outcome, "error": {"type": error_type, "message": message}}
+
+
 class Measured(NamedTuple):
     """A provider's count: the first `messages` messages of a history, with the prompt whose key
     is `prompt` (context.prompt_key), took `tokens`."""

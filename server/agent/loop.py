@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from protocol import (
-    ApprovalRequest, ContextUpdate, MessageDelta, MessageUpdate, RefusedMention, ThinkingDelta, ToolCallUpdate, ToolError, TurnEnded, TurnStarted,
+    ApprovalRequest, ContextUpdate, MessageDelta, MessageUpdate, RefusedMention, ThinkingDelta, ToolCallUpdate, ToolError, TurnEnded, TurnError,
+    TurnStarted,
 )
 
 from ..errors import Denied
@@ -24,7 +25,7 @@ from ..state import StoredMessage
 from ..state.store import new_id
 from ..tools import TOOLS, ToolContext, run_tool
 from . import context
-from .history import tool_result
+from .history import tool_result, turn_ended
 from .touched import KEY as TOUCHED
 from ..roster.summons import Summons, mentioned
 from .task import Task
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 CHANGING_TOOLS = frozenset({*GROUP_TOOLS["edit"], *GROUP_TOOLS["command"]})
 
 CANCELLED = "Cancelled by the user."
+NOT_RUN_FAILED = "Not run: the turn failed before this call ran."
 SKIPPED_AFTER_DENIAL = "Skipped: the user denied an earlier tool call of this reply."
 SKIPPED_AFTER_END = "Skipped: an earlier tool call of this reply ended the turn."
 
@@ -60,6 +62,8 @@ class Turn:
     #: Why the turn runs; its note goes into the model's input where the turn began.
     summons: Summons = field(default_factory=Summons)
     summons_at: int = 0
+    #: why the turn failed or was cancelled (`turn_ended.error`)
+    error: TurnError | None = None
 
     def publish(self, update_cls, **fields) -> None:
         task = self.session.tasks.get(self.agent)
@@ -77,9 +81,18 @@ class Turn:
             StoredMessage(new_id("msg-"), self.history_id, role, text, self.agent if role != "tool" else None, metadata)
         )
 
-    def system(self, text: str, **metadata) -> None:
-        self.record("system", text, **metadata)
-        self.publish(MessageUpdate, turn_id=self.turn_id, role="system", text=text, mentions_refused=metadata.get("mentionsRefused"))
+    def system(self, text: str, *, publish: bool = True, **metadata) -> None:
+        stored = self.record("system", text, **metadata)
+        if publish:
+            self.publish(
+                MessageUpdate, turn_id=self.turn_id, role="system", text=text, mentions_refused=metadata.get("mentionsRefused"), message_id=stored.id
+            )
+
+    def ends(self, outcome: str, error_type: str, text: str, *, publish: bool = True) -> None:
+        """The turn ends `outcome` (failed or cancelled) for this reason: its last message says
+        why (history.turn_ended), and `turn_ended` carries it as its `error`."""
+        self.error = TurnError(type=error_type, message=text)
+        self.system(text, publish=publish, **turn_ended(outcome, error_type, text))
 
 
 async def run_turn(
@@ -109,8 +122,8 @@ async def run_turn(
                 words = await _stop_hooks(turn, outcome)
                 if not words:
                     break
-                turn.record("user", words, source="hook")  # a Stop hook's exit 2: its words, as the user's
-                turn.publish(MessageUpdate, turn_id=turn.turn_id, role="user", text=words)
+                said = turn.record("user", words, source="hook")  # a Stop hook's exit 2: its words, as the user's
+                turn.publish(MessageUpdate, turn_id=turn.turn_id, role="user", text=words, message_id=said.id)
                 outcome, answer = await run_loop(turn)
         answer = answer if answer is not None else "\n\n".join(turn.said)
         if history_id is None:
@@ -122,15 +135,19 @@ async def run_turn(
     except anyio.get_cancelled_exc_class():
         outcome = "cancelled"
         _close_open_calls(turn, CANCELLED)
+        turn.ends("cancelled", "Cancelled", CANCELLED, publish=False)  # `turn_ended` says it
         raise
     except ModelError as exc:
-        turn.system(f"The model request failed: {exc}")
+        _close_open_calls(turn, NOT_RUN_FAILED, "TurnFailed")
+        turn.ends("failed", "ModelError", f"The model request failed: {exc}")
     except Exception as exc:  # a bug must not take the server down; the user sees what happened
         log.exception("turn %s failed", turn.turn_id)
-        turn.system(f"Internal error in the agent loop: {type(exc).__name__}: {exc}")
+        _close_open_calls(turn, NOT_RUN_FAILED, "TurnFailed")
+        turn.ends("failed", "InternalError", f"Internal error in the agent loop: {type(exc).__name__}: {exc}")
     finally:
         session.store.end_turn(turn.turn_id, outcome)
-        turn.publish(TurnEnded, turn_id=turn.turn_id, outcome=outcome)
+        error = turn.error if outcome in ("failed", "cancelled") else None
+        turn.publish(TurnEnded, turn_id=turn.turn_id, outcome=outcome, error=error)
         summons.answer(outcome, answer or "")
     for wake in wakes:
         await session.runtimes.wake(conversation_id, wake.to, Summons(chain, wake.by, mentioned(wake.by)))
@@ -156,7 +173,8 @@ async def run_loop(turn: Turn) -> tuple[str, str | None]:
     while True:
         if requests == settings.max_requests_per_turn:
             if not await _may_go_on(turn, requests):
-                turn.system(f"Stopped after {requests} model requests in one turn (maxRequestsPerTurn): the user chose not to continue.")
+                text = f"Stopped after {requests} model requests in one turn (maxRequestsPerTurn): the user chose not to continue."
+                turn.ends("cancelled", "RequestLimit", text)
                 return "cancelled", None
             requests = 0
         requests += 1
@@ -185,9 +203,8 @@ async def run_loop(turn: Turn) -> tuple[str, str | None]:
         if ending:
             return ending, result
         if mistakes >= settings.max_consecutive_mistakes:
-            turn.system(
-                f"Stopped: {mistakes} tool calls in a row failed. Tell the agent how to go on, or rephrase the request."
-            )
+            text = f"Stopped: {mistakes} tool calls in a row failed. Tell the agent how to go on, or rephrase the request."
+            turn.ends("failed", "MistakeLimit", text)
             return "failed", None
 
 
@@ -248,10 +265,10 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
         metadata["providerState"] = reply.state
     if reply.usage is not None:  # what the request took of the window, for the context bar after a restart
         metadata["contextUsed"] = context.provider_count(reply.usage)
-    turn.record("assistant", visible, **metadata)
+    stored = turn.record("assistant", visible, **metadata)
     if visible:
         turn.said.append(visible)
-        turn.publish(MessageUpdate, turn_id=turn.turn_id, role="assistant", text=visible)
+        turn.publish(MessageUpdate, turn_id=turn.turn_id, role="assistant", text=visible, message_id=stored.id)
     room = await context.measured(session, task, session.histories.get(turn.history_id, turn.agent), request, note, reply.usage)
     turn.publish(ContextUpdate, **room.model_dump())
     return calls
@@ -288,10 +305,11 @@ def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error_type: 
         turn.open_calls.remove(call)
 
 
-def _close_open_calls(turn: Turn, text: str) -> None:
-    """After a cancel, every call of the reply gets a result, so the history stays well formed."""
+def _close_open_calls(turn: Turn, text: str, error_type: str = "Cancelled") -> None:
+    """After a cancel or a failure, every call of the reply gets a result, so the history stays
+    well formed (and a retry can send it as it is)."""
     for call in list(turn.open_calls):
-        _record_result(turn, call, text, error_type="Cancelled")
+        _record_result(turn, call, text, error_type=error_type)
         turn.publish(
             ToolCallUpdate,
             turn_id=turn.turn_id,
@@ -299,5 +317,5 @@ def _close_open_calls(turn: Turn, text: str) -> None:
             name=call.name,
             params=call.arguments,
             status="failed",
-            error=ToolError(type="Cancelled", message=text),
+            error=ToolError(type=error_type, message=text),
         )

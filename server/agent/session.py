@@ -6,7 +6,9 @@
     RuleBook       the rules a conversation's prompt tells (its touched files: Conversations)
     Runtimes       the turns under way: task groups, wakes, cancel, idle
     Intake         a user's message → a stored message with its environment → wakes
+    MessageQueue   the messages sent while a turn of their agents runs, held until it has ended
     OwnCommands    `/plan`, `/act`, `/mode`, `/trust`, `/condense` in front of the Intake
+    Resend         Retry (a failed or cancelled turn again) and Edit & resend (cut back, send anew)
     Planner, TodoList, UsageBook, Subtasks, Checkpoints, FileLocks
     ports          what the tools see of all this (agent/ports.py)
 
@@ -37,6 +39,8 @@ from .hookbook import HookBook
 from .intake import Intake
 from .locks import FileLocks
 from .own_commands import OwnCommands
+from .queue import MessageQueue
+from .resend import Resend
 from .rulebook import RuleBook
 from .runtimes import Runtimes
 from .subtasks import Subtasks
@@ -87,14 +91,16 @@ class Session:
         self.rulebook = RuleBook(self.config, self.conversations.touched, self.store, lambda: self.conversation_id, self.responder, self.mode_of)
         self.hookbook = HookBook(self.config, host)
         self.switcher = Switcher(self.config, self.store, host, lambda: self.conversation_id, self.responder, self.rulebook.applying, self.hookbook.soon)
-        self.runtimes = Runtimes(self.run_turn)
+        self.runtimes = Runtimes(self.run_turn, lambda cid: self.queue.release(cid))
         self.todo_list = TodoList(self.store, host)
-        self.intake = Intake(self.config, self.conversations, self.switcher, self.runtimes, lambda: self.planner, self.todo_list, self.hookbook)
+        self.queue = MessageQueue(host, self.store, self.runtimes.in_turn, self.runtimes.wake, lambda messages: self.intake.deliver(messages))
+        self.intake = Intake(self.config, self.conversations, self.switcher, self.runtimes, lambda: self.planner, self.todo_list, self.hookbook, self.queue)
         self.own_commands = OwnCommands(self.config, self.intake, self.condense)
         self.usage_book = UsageBook(self.store, host)
         self.subtasks = Subtasks(self)
         self.file_locks = FileLocks()
         self.checkpoints = Checkpoints(workspace, host, self.store, self.config, self.conversations, self.cut_conversation)
+        self.resend = Resend(self.config, self.conversations, self.runtimes, self.intake, self.own_commands.send, self.checkpoints, self.cut_conversation)
         #: conversations being condensed on demand (modus/chat/condense): one at a time each
         self.condensing: set[str] = set()
         if close_interrupted:
@@ -261,7 +267,9 @@ class Session:
         return self.conversations.listed()
 
     def history(self, conversation_id: str) -> ChatHistoryResult:
-        return self.conversations.history(conversation_id)
+        """Its stored messages, and those queued behind a running turn."""
+        queued = self.queue.listed(conversation_id)
+        return self.conversations.history(conversation_id).model_copy(update={"queued": queued or None})
 
     async def restore_checkpoint(self, checkpoint_id: str, what: str) -> protocol.CheckpointsRestoreResult:
         self.runtimes.refuse_if_busy(self.conversation_id, "restore")

@@ -8,6 +8,8 @@ import threading
 from pathlib import Path
 from typing import Iterator, Sequence
 
+import anyio
+
 from protocol import Model, Settings
 
 from .base import (
@@ -102,6 +104,28 @@ def open_model(config: Model, *, workspace: Path, cursor: ScriptCursor, limits: 
         return _DeferredError(exc)
 
 
+async def check_model(config: Model, workspace: Path) -> tuple[bool, str, list[str]]:
+    """`modus/models/check`: (whether the model's server answered, what was found or went wrong,
+    the models it lists). The scripted model needs no server; its script must be readable."""
+    if config.provider == "scripted":
+        if not config.script:
+            return True, "The scripted model answers offline with a note; choose a provider to talk to a real model.", []
+        try:
+            await anyio.to_thread.run_sync(Script.load, workspace / config.script)
+        except ModelError as exc:
+            return False, str(exc), []
+        return True, f"The script {config.script} is readable.", []
+    model = open_model(config, workspace=workspace, cursor=ScriptCursor(), limits=ModelLimits(first_byte=10.0))
+    if isinstance(model, _DeferredError):
+        return False, str(model.error), []
+    try:
+        listed = await model.listed()  # type: ignore[attr-defined]
+    except ModelError as exc:
+        return False, str(exc), []
+    found = f"; {model.model} is not among them" if listed and model.model not in listed else ""
+    return True, f"Connected: {model.who()} answered with {len(listed)} models{found}.", listed
+
+
 __all__ = [
     "ChatMessage",
     "ModelClient",
@@ -113,6 +137,7 @@ __all__ = [
     "ScriptCursor",
     "ToolCallRequest",
     "ToolSchema",
+    "check_model",
     "open_model",
     "preload",
 ]

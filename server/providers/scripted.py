@@ -19,11 +19,8 @@ from .base import ModelError, ModelReply, ModelRequest, ToolCallRequest, Usage, 
 
 SCRIPT_FINISHED = "Script finished."
 NOT_CONFIGURED = (
-    "No model is configured, so I can only answer with this note. Configure one in the "
-    "`modus.models` setting (initializationOptions.modus.models), for example "
-    '`{"default": {"provider": "anthropic", "model": "claude-sonnet-4-6", "apiKeyEnv": "ANTHROPIC_API_KEY"}}` '
-    'or `{"default": {"provider": "openai", "model": "llama3.1", "baseUrl": "http://localhost:11434/v1"}}`; '
-    'or give the scripted provider a script: `{"default": {"provider": "scripted", "script": "script.yaml"}}`.'
+    "No model is configured, so this is only a note: in VS Code run **Modus: Set Up a Model**; elsewhere set "
+    '`modus.models`, e.g. `{"default": {"provider": "anthropic", "model": "claude-sonnet-4-5"}}`.'
 )
 CHUNK = 16  # characters per streamed delta
 MAX_SCRIPT_BYTES = 16 * 1024 * 1024

@@ -227,6 +227,20 @@ class SdkModel:
         if events.scope.cancelled_caught:
             raise self.timed_out(events)
 
+    async def listed(self) -> list[str]:
+        """The ids of the models the server lists (`GET /models`): the check of the chat's
+        set-up that the endpoint answers and takes the key. A failure is a ModelError."""
+        client = await self.client()
+        events = Events(self.limits, self.derived_events)
+        try:
+            with anyio.fail_after(self.limits.first_byte):
+                page = await client.models.list()
+        except TimeoutError:
+            raise self.timed_out(events) from None
+        except Exception as exc:
+            raise self.failure(exc, events) from None
+        return [m.id for m in page.data]
+
     def who(self) -> str:
         return f"{self.provider} model {self.model} at {self._client.base_url}"
 

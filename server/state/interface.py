@@ -92,6 +92,18 @@ class StateStore(Protocol):
 
     def messages(self, conversation_id: str) -> list[StoredMessage]: ...
 
+    def locate_message(self, conversation_id: str, message_id: str) -> tuple[StoredMessage, int, bool] | None:
+        """The conversation's message of that id, cut or not: (it, its number, whether it was cut)."""
+        ...
+
+    def last_with(self, conversation_id: str, key: str) -> StoredMessage | None:
+        """The conversation's last message (cut ones apart) whose metadata has `key`."""
+        ...
+
+    def first_after(self, conversation_id: str, seq: int) -> str | None:
+        """The id of the conversation's first message after number `seq` (cut ones apart)."""
+        ...
+
     def metadata_values(self, conversation_ids: Sequence[str], key: str) -> list[Any]:
         """The value of metadata `key` of each message of these conversations that has one (cut
         messages apart), in the order they were written."""

@@ -292,6 +292,38 @@ class Store:
         for mid, role, text, agent, metadata in rows:
             yield StoredMessage(mid, conversation_id, role, text, agent, json.loads(metadata))
 
+    def locate_message(self, conversation_id: str, message_id: str) -> tuple[StoredMessage, int, bool] | None:
+        """The message of the conversation with that id: (it, its number, whether it was cut)."""
+        row = self.db.execute(
+            "SELECT role, text, agent, metadata, seq, cut_at FROM messages WHERE conversation_id = ? AND id = ?",
+            (conversation_id, message_id),
+        ).fetchone()
+        if row is None:
+            return None
+        role, text, agent, metadata, seq, cut_at = row
+        return StoredMessage(message_id, conversation_id, role, text, agent, json.loads(metadata)), seq, cut_at is not None
+
+    def last_with(self, conversation_id: str, key: str) -> StoredMessage | None:
+        """The conversation's last message (cut ones apart) whose metadata has `key`."""
+        path = f"$.{json.dumps(key)}"
+        row = self.db.execute(
+            "SELECT id, role, text, agent, metadata FROM messages WHERE conversation_id = ? AND cut_at IS NULL "
+            "AND json_extract(metadata, ?) IS NOT NULL ORDER BY seq DESC LIMIT 1",
+            (conversation_id, path),
+        ).fetchone()
+        if row is None:
+            return None
+        mid, role, text, agent, metadata = row
+        return StoredMessage(mid, conversation_id, role, text, agent, json.loads(metadata))
+
+    def first_after(self, conversation_id: str, seq: int) -> str | None:
+        """The id of the conversation's first message after `seq` (cut ones apart)."""
+        row = self.db.execute(
+            "SELECT id FROM messages WHERE conversation_id = ? AND seq > ? AND cut_at IS NULL ORDER BY seq LIMIT 1",
+            (conversation_id, seq),
+        ).fetchone()
+        return row[0] if row else None
+
     def metadata_values(self, conversation_ids: Sequence[str], key: str) -> list[Any]:
         marks = ",".join("?" * len(conversation_ids))
         path = f"$.{json.dumps(key)}"

@@ -8,6 +8,7 @@ import {
   Command,
   McpListResult,
   Method,
+  Model,
   PromptGetParams,
   Requests,
   State,
@@ -59,6 +60,31 @@ export class ModusApi {
   }
   cancel(conversationId: string) {
     return this.request(Method.chatCancel, { conversationId });
+  }
+  /**
+   * Runs the conversation's last turn again, when it failed or was cancelled (its `turn_ended`
+   * carried an `error`): the same agent, on the conversation as it stands. Refused while a turn
+   * runs, or when the last turn did not fail and was not cancelled.
+   */
+  retry(conversationId: string) {
+    return this.request(Method.chatRetry, { conversationId });
+  }
+  /**
+   * Edit & resend: the conversation cut back to just before the user's message `messageId` (a
+   * `conversation_cut` update follows), then `text` sent in its place as `send` sends it. With
+   * `files`, the workspace's files too go back to how they were when that message was sent
+   * (`restored` and the undo `checkpoint`, or `filesNotRestored` saying why not). Refused while a
+   * turn runs.
+   */
+  edit(conversationId: string, messageId: string, text: string, files = false) {
+    return this.request(Method.chatEdit, { conversationId, messageId, text, ...(files ? { files } : {}) });
+  }
+  /**
+   * Takes back a message queued behind a running turn (`send` answered `queued: true`) before it
+   * goes in; answers its text, as typed, for the composer. An `unqueued` update follows.
+   */
+  unqueue(conversationId: string, messageId: string) {
+    return this.request(Method.chatUnqueue, { conversationId, messageId });
   }
   history(conversationId: string) {
     return this.request(Method.chatHistory, { conversationId });
@@ -127,6 +153,10 @@ export class ModusApi {
   /** The skills (`modus/skills/list`): name, description, its SKILL.md, the workspace's or the user's. */
   skills() {
     return this.request(Method.skillsList, {});
+  }
+  /** A model's settings tried before they are saved (`modus/models/check`): its server's answer, in words. */
+  checkModel(model: Model) {
+    return this.request(Method.modelsCheck, { model });
   }
 
   /**

@@ -24,7 +24,9 @@ export type Update =
   | UsageUpdate
   | CondensedUpdate
   | ContextUpdate
-  | StateChanged;
+  | StateChanged
+  | ConversationCut
+  | Unqueued;
 
 /**
  * The wire contract between the Modus server and its editor clients.
@@ -37,10 +39,15 @@ export interface ModusProtocol {
   ApprovalResponse?: ApprovalResponse;
   AutoApprove?: AutoApprove;
   ChatCancelResult?: ChatCancelResult;
+  ChatEditParams?: ChatEditParams;
+  ChatEditResult?: ChatEditResult;
   ChatHistoryResult?: ChatHistoryResult;
   ChatListResult?: ChatListResult;
+  ChatRetryResult?: ChatRetryResult;
   ChatSendParams?: ChatSendParams;
   ChatSendResult?: ChatSendResult;
+  ChatUnqueueParams?: ChatUnqueueParams;
+  ChatUnqueueResult?: ChatUnqueueResult;
   CheckpointFile?: CheckpointFile;
   CheckpointInfo?: CheckpointInfo;
   CheckpointParams?: CheckpointParams;
@@ -55,6 +62,7 @@ export interface ModusProtocol {
   CondensedUpdate?: CondensedUpdate;
   ContextInfo?: ContextInfo;
   ContextUpdate?: ContextUpdate;
+  ConversationCut?: ConversationCut;
   ConversationParams?: ConversationParams;
   ConversationSummary?: ConversationSummary;
   EmptyParams?: EmptyParams;
@@ -79,6 +87,8 @@ export interface ModusProtocol {
   ModeModels?: ModeModels;
   ModeRef?: ModeRef;
   Model?: Model;
+  ModelCheckParams?: ModelCheckParams;
+  ModelCheckResult?: ModelCheckResult;
   ModelsConfig?: ModelsConfig;
   ModesListResult?: ModesListResult;
   ModesSwitchParams?: ModesSwitchParams;
@@ -93,6 +103,7 @@ export interface ModusProtocol {
   PromptGetParams?: PromptGetParams;
   PromptGetResult?: PromptGetResult;
   PromptSection?: PromptSection;
+  QueuedMessage?: QueuedMessage;
   RefusedMention?: RefusedMention;
   RuleInfo?: RuleInfo;
   RulesListParams?: RulesListParams;
@@ -113,7 +124,9 @@ export interface ModusProtocol {
   ToolCallUpdate?: ToolCallUpdate;
   ToolError?: ToolError;
   TurnEnded?: TurnEnded;
+  TurnError?: TurnError;
   TurnStarted?: TurnStarted;
+  Unqueued?: Unqueued;
   Update?: Update;
   Usage?: Usage;
   UsageByPhase?: UsageByPhase;
@@ -260,11 +273,55 @@ export interface ChatCancelResult {
   cancelled: boolean;
 }
 /**
+ * `modus/chat/edit`: Edit & resend. The conversation is cut back to just before the user's
+ * message `messageId`, then `text` is sent in its place; `files`: the workspace's files too are
+ * put back as they were when that message was sent (its checkpoint).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatEditParams".
+ */
+export interface ChatEditParams {
+  conversationId?: string | null;
+  files?: boolean;
+  messageId: string;
+  text: string;
+}
+/**
+ * What `modus/chat/send` answers for the new message, and with `files: true` what became of
+ * the files: `restored` (workspace-relative) and `checkpoint` (taken just before restoring them:
+ * restoring it undoes that), or `filesNotRestored`, saying why nothing was put back.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatEditResult".
+ */
+export interface ChatEditResult {
+  checkpoint?: string;
+  command?: string;
+  conversationId: string;
+  dispatched: string[];
+  filesNotRestored?: string;
+  mentions: Mention[];
+  messageId: string;
+  queued?: boolean;
+  restored?: string[];
+  text: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Mention".
+ */
+export interface Mention {
+  kind: 'agent' | 'human';
+  name: string;
+  raw: string;
+}
+/**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ChatHistoryResult".
  */
 export interface ChatHistoryResult {
   messages: HistoryMessage[];
+  queued?: QueuedMessage[];
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -277,6 +334,17 @@ export interface HistoryMessage {
     [k: string]: unknown;
   };
   role: 'user' | 'assistant' | 'system' | 'tool';
+  text: string;
+}
+/**
+ * A message waiting for a turn to end (see `ChatSendResult.queued`), oldest first.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "QueuedMessage".
+ */
+export interface QueuedMessage {
+  dispatched: string[];
+  messageId: string;
   text: string;
 }
 /**
@@ -300,6 +368,15 @@ export interface ConversationSummary {
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatRetryResult".
+ */
+export interface ChatRetryResult {
+  agent: string;
+  conversationId: string;
+  retried: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ChatSendParams".
  */
 export interface ChatSendParams {
@@ -317,16 +394,27 @@ export interface ChatSendResult {
   dispatched: string[];
   mentions: Mention[];
   messageId: string;
+  queued?: boolean;
   text: string;
 }
 /**
+ * `modus/chat/unqueue`: take back a message that waits, queued, for a turn to end.
+ *
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
- * via the `definition` "Mention".
+ * via the `definition` "ChatUnqueueParams".
  */
-export interface Mention {
-  kind: 'agent' | 'human';
-  name: string;
-  raw: string;
+export interface ChatUnqueueParams {
+  conversationId?: string | null;
+  messageId: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatUnqueueResult".
+ */
+export interface ChatUnqueueResult {
+  conversationId: string;
+  messageId: string;
+  text: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -474,6 +562,22 @@ export interface ContextUpdate {
   window: number;
 }
 /**
+ * The conversation was cut back (a checkpoint's restore of the conversation, or
+ * `modus/chat/edit`): from `messageId` on, its messages are no longer part of it (the store
+ * keeps them, marked). A client shows the history again (`modus/chat/history`).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ConversationCut".
+ */
+export interface ConversationCut {
+  agent?: string;
+  conversationId: string;
+  kind: 'conversation_cut';
+  messageId?: string;
+  messages: number;
+  taskId?: string;
+}
+/**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ConversationParams".
  */
@@ -608,6 +712,8 @@ export interface MessageUpdate {
   conversationId: string;
   kind: 'message';
   mentionsRefused?: RefusedMention[];
+  messageId?: string;
+  queued?: boolean;
   role: 'assistant' | 'user' | 'system';
   taskId?: string;
   text: string;
@@ -674,6 +780,27 @@ export interface ModeModels {
 export interface ModeRef {
   name: string;
   slug: string;
+}
+/**
+ * `modus/models/check`: a model's settings to try before they are saved (the chat's set-up).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ModelCheckParams".
+ */
+export interface ModelCheckParams {
+  model: Model;
+}
+/**
+ * `ok`: the model's server answered with the key the server has; `message` says what was
+ * found or what failed (never the key); `models`: the ids the server lists, when it does.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ModelCheckResult".
+ */
+export interface ModelCheckResult {
+  message: string;
+  models: string[];
+  ok: boolean;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -1057,10 +1184,24 @@ export interface ToolError {
 export interface TurnEnded {
   agent: string;
   conversationId: string;
+  error?: TurnError;
   kind: 'turn_ended';
   outcome: 'completed' | 'failed' | 'cancelled' | 'awaiting_user';
   taskId?: string;
   turnId: string;
+}
+/**
+ * Why a turn failed or was cancelled: `ModelError` (the provider's error, as the model's
+ * request failed), `MistakeLimit` (maxConsecutiveMistakes failed calls in a row),
+ * `RequestLimit` (the user chose not to go on at maxRequestsPerTurn), `Cancelled` (the user
+ * cancelled), `Interrupted` (Modus stopped during the turn), `InternalError`.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "TurnError".
+ */
+export interface TurnError {
+  message: string;
+  type: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -1073,6 +1214,20 @@ export interface TurnStarted {
   taskId?: string;
   turnId: string;
   wokenBy?: string;
+}
+/**
+ * A queued message was taken back (`modus/chat/unqueue`) before its turn started.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Unqueued".
+ */
+export interface Unqueued {
+  agent?: string;
+  conversationId: string;
+  kind: 'unqueued';
+  messageId: string;
+  taskId?: string;
+  text: string;
 }
 /**
  * After each model request that reported its tokens.
@@ -1125,15 +1280,19 @@ export interface Requests {
   "modus/agents/list": { params: EmptyParams; result: AgentsListResult };
   "modus/chat/cancel": { params: ConversationParams; result: ChatCancelResult };
   "modus/chat/condense": { params: MaybeConversationParams; result: CondenseResult };
+  "modus/chat/edit": { params: ChatEditParams; result: ChatEditResult };
   "modus/chat/history": { params: ConversationParams; result: ChatHistoryResult };
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
   "modus/chat/open": { params: MaybeConversationParams; result: State };
+  "modus/chat/retry": { params: MaybeConversationParams; result: ChatRetryResult };
   "modus/chat/send": { params: ChatSendParams; result: ChatSendResult };
+  "modus/chat/unqueue": { params: ChatUnqueueParams; result: ChatUnqueueResult };
   "modus/checkpoints/diff": { params: CheckpointParams; result: CheckpointsDiffResult };
   "modus/checkpoints/list": { params: MaybeConversationParams; result: CheckpointsListResult };
   "modus/checkpoints/restore": { params: CheckpointsRestoreParams; result: CheckpointsRestoreResult };
   "modus/commands/list": { params: EmptyParams; result: CommandsListResult };
   "modus/mcp/list": { params: EmptyParams; result: McpListResult };
+  "modus/models/check": { params: ModelCheckParams; result: ModelCheckResult };
   "modus/modes/list": { params: EmptyParams; result: ModesListResult };
   "modus/modes/switch": { params: ModesSwitchParams; result: State };
   "modus/phase/set": { params: PhaseSetParams; result: State };
@@ -1162,15 +1321,19 @@ export const Method = {
   agentsList: "modus/agents/list",
   chatCancel: "modus/chat/cancel",
   chatCondense: "modus/chat/condense",
+  chatEdit: "modus/chat/edit",
   chatHistory: "modus/chat/history",
   chatList: "modus/chat/list",
   chatOpen: "modus/chat/open",
+  chatRetry: "modus/chat/retry",
   chatSend: "modus/chat/send",
+  chatUnqueue: "modus/chat/unqueue",
   checkpointsDiff: "modus/checkpoints/diff",
   checkpointsList: "modus/checkpoints/list",
   checkpointsRestore: "modus/checkpoints/restore",
   commandsList: "modus/commands/list",
   mcpList: "modus/mcp/list",
+  modelsCheck: "modus/models/check",
   modesList: "modus/modes/list",
   modesSwitch: "modus/modes/switch",
   phaseSet: "modus/phase/set",

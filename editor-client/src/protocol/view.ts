@@ -13,6 +13,8 @@ import type {
   ConversationSummary,
   HistoryMessage,
   McpServerInfo,
+  Model,
+  ModelCheckResult,
   ModeInfo,
   ModesListResult,
   PlanInfo,
@@ -160,8 +162,33 @@ export interface ViewState {
   checkpoints: Record<string, CheckpointInfo>;
   /** the checkpoint being restored, until the server answers */
   restoring: string | null;
+  /** the current task's model provider (`State.task.model.provider`) */
+  provider: string | null;
+  /** the chat's model set-up (see `showsSetup`) */
+  setup: SetupView;
   /** counter for client-side entry ids */
   seq: number;
+}
+
+/**
+ * The model set-up card: `modelsSet`: the user's `modus.models` names a default model (the
+ * extension reads it); `open`: asked for (Modus: Set Up a Model); `check`: the last
+ * `modus/models/check` answer, `checking` while it runs.
+ */
+export interface SetupView {
+  modelsSet: boolean;
+  open: boolean;
+  checking: boolean;
+  check: ModelCheckResult | null;
+}
+
+/**
+ * Whether the chat shows the model set-up: asked for, or on an empty chat while no model is
+ * configured (the scripted model without a script could only answer a note).
+ */
+export function showsSetup(view: ViewState): boolean {
+  if (view.server.status !== 'running') return false;
+  return view.setup.open || (view.entries.length === 0 && view.provider === 'scripted' && !view.setup.modelsSet);
 }
 
 export type Action =
@@ -205,7 +232,14 @@ export type Action =
   /** `modus/chat/condense` answered; its `condensed` and `context` updates told what it did */
   | { type: 'condenseEnded' }
   /** `modus/chat/condense` failed, e.g. refused while a turn runs */
-  | { type: 'condenseFailed'; text: string };
+  | { type: 'condenseFailed'; text: string }
+  /** the model set-up: whether `modus.models` names a default, the card asked for or closed */
+  | { type: 'setup'; modelsSet?: boolean; open?: boolean }
+  /** `modus/models/check` asked (`result` null) or answered */
+  | { type: 'modelCheck'; result: ModelCheckResult | null };
+
+/** What the set-up card asks the extension to try or save. */
+export type SetupModel = Pick<Model, 'provider' | 'model' | 'baseUrl'>;
 
 export function initialView(): ViewState {
   return {
@@ -231,6 +265,8 @@ export function initialView(): ViewState {
     condensing: null,
     checkpoints: {},
     restoring: null,
+    provider: null,
+    setup: { modelsSet: false, open: false, checking: false, check: null },
     seq: 0,
   };
 }
@@ -251,6 +287,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
     case 'state':
       return {
         ...view,
+        provider: action.state.task.model.provider,
         mode: { slug: action.state.mode.slug, name: action.state.mode.name },
         phase: action.state.phase,
         yolo: action.state.yolo,
@@ -291,6 +328,12 @@ export function reduce(view: ViewState, action: Action): ViewState {
         context: null,
         checkpoints: {},
       };
+    case 'setup': {
+      const { type: _, ...change } = action;
+      return { ...view, setup: { ...view.setup, ...change, ...(change.open ? { check: null } : {}) } };
+    }
+    case 'modelCheck':
+      return { ...view, setup: { ...view.setup, checking: action.result === null, check: action.result } };
     case 'sent':
       return { ...view, conversationId: action.result.conversationId };
     case 'error':

@@ -2,6 +2,9 @@
 // caret: of the agents and members after `@` (see mentions.ts), of the slash commands after a `/`
 // that starts the message (see slash.ts), both asked for afresh each time the composer gains
 // focus. While the message starts with a command, its argument hint shows above the box.
+// The keys of a terminal: Escape cancels the running turn, Up in an empty box (or on a message it
+// brought back) brings back the earlier messages, Down the later ones. While a turn runs, Send
+// reads Queue: the server keeps the message until the turn ends.
 import type { CommandInfo } from '../protocol/generated';
 import { modeName, ViewState } from '../protocol/view';
 import { byId, el, Host } from './dom';
@@ -26,6 +29,9 @@ export interface Composer {
   asked: boolean;
   /** the view last rendered (whether the server runs, the agents, the commands) */
   view: ViewState;
+  send: HTMLButtonElement;
+  /** the message brought back with Up: its place among the user's messages, newest first, and its text */
+  recalled: { index: number; text: string } | null;
 }
 
 export function mount(host: Host, view: ViewState): Composer {
@@ -38,6 +44,8 @@ export function mount(host: Host, view: ViewState): Composer {
     dismissed: null,
     asked: false,
     view,
+    send: byId<HTMLButtonElement>('send'),
+    recalled: null,
   };
   const { form, input } = c;
   const update = () => updateCompletion(c, host);
@@ -55,6 +63,11 @@ export function mount(host: Host, view: ViewState): Composer {
     if (ev.key === 'Enter' && !ev.shiftKey) {
       ev.preventDefault();
       send(c, host);
+    } else if (ev.key === 'Escape' && c.view.running.length > 0) {
+      ev.preventDefault();
+      host.post({ type: 'cancel' });
+    } else if ((ev.key === 'ArrowUp' || ev.key === 'ArrowDown') && !ev.shiftKey && !ev.altKey && recall(c, ev.key === 'ArrowUp' ? 1 : -1)) {
+      ev.preventDefault();
     }
   });
   // the completion follows the text and the caret; the agents and commands are asked for afresh on focus
@@ -71,10 +84,40 @@ export function mount(host: Host, view: ViewState): Composer {
   return c;
 }
 
-/** A new view: the agents or commands may have come, the server may have stopped. */
+/** A new view: the agents or commands may have come, the server may have stopped, a turn runs. */
 export function render(c: Composer, view: ViewState, host: Host) {
   c.view = view;
+  const label = view.running.length > 0 ? 'Queue' : 'Send';
+  if (c.send.textContent !== label) {
+    c.send.textContent = label;
+    c.send.title = label === 'Queue' ? 'A turn is running: the message waits until it ends' : '';
+  }
   updateCompletion(c, host);
+}
+
+/** `modus.ui.focusComposer` */
+export function focus(c: Composer) {
+  c.input.focus();
+}
+
+/**
+ * Up (`step` 1) or Down (-1): the user's earlier or later message in place of the text, when the
+ * box is empty or holds the message Up brought back, unchanged; false when the key is the
+ * textarea's (moving the caret).
+ */
+function recall(c: Composer, step: 1 | -1): boolean {
+  const { input } = c;
+  const shown = c.recalled && input.value === c.recalled.text ? c.recalled : null;
+  if (input.value && !shown) return false;
+  const sent = c.view.entries.flatMap((e) => (e.type === 'user' ? [e.text] : [])).reverse();
+  const index = (shown ? shown.index : -1) + step;
+  if (index < -1 || index >= sent.length || (index === -1 && !shown)) return false;
+  const text = index === -1 ? '' : sent[index];
+  c.recalled = index === -1 ? null : { index, text };
+  input.value = text;
+  input.setSelectionRange(text.length, text.length);
+  showHint(c);
+  return true;
 }
 
 function ask(c: Composer, host: Host) {
@@ -217,5 +260,6 @@ function send(c: Composer, host: Host) {
   if (!text || c.view.server.status !== 'running') return;
   host.post({ type: 'send', text });
   c.input.value = '';
+  c.recalled = null;
   showHint(c);
 }

@@ -3,7 +3,7 @@
 import { Entry, modeName, restoreNote, ViewState } from '../protocol/view';
 import { renderApproval } from './approval';
 import { button, el, Host } from './dom';
-import { renderMarkdown } from './render';
+import { patchMarkdown, renderMarkdown } from './render';
 import { renderTool, Restores } from './tool';
 
 export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Restores): HTMLElement {
@@ -44,6 +44,18 @@ export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Res
     case 'restore':
       return renderRestore(e, view, host);
   }
+}
+
+/**
+ * Brings an entry's element from `was` to `now` in place when only a streaming reply's text grew
+ * (the common case while a reply streams: a frame's deltas): its Markdown blocks that did not
+ * change are kept, the last ones drawn anew; false when it must be drawn anew.
+ */
+export function patchEntry(node: HTMLElement, was: Entry, now: Entry): boolean {
+  if (was.type !== 'assistant' || now.type !== 'assistant' || !was.streaming || !now.streaming) return false;
+  if (was.agent !== now.agent || was.turnId !== now.turnId || !now.text.startsWith(was.text)) return false;
+  const text = node.querySelector<HTMLElement>('.text');
+  return !!text && patchMarkdown(text, now.text);
 }
 
 /** A restore's muted note: what came back, and Undo restore (the files as they were before it). */

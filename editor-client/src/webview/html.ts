@@ -38,7 +38,7 @@ export function chatHtml(o: HtmlOptions): string {
 <header id="bar">
   <label class="mode"><span class="mode-label">Mode</span><select id="mode" aria-label="Mode" title="Mode"></select></label>
   <button id="phase" type="button" class="badge" title="Phase: click to switch PLAN ⇄ ACT" aria-label="Phase" hidden></button>
-  <span id="busy" class="busy" role="status" aria-label="Working" title="Working…" hidden><span class="spinner"></span><span class="busy-text" aria-hidden="true">working…</span></span>
+  <span id="busy" class="busy" role="img" aria-label="Working" title="Working…" hidden><span class="spinner"></span><span class="busy-text" aria-hidden="true">working…</span></span>
   <span class="meters">
     <button id="rules" type="button" class="rules" aria-expanded="false" aria-controls="rules-panel" hidden></button>
     <span id="usage" class="usage" tabindex="0" role="note" aria-describedby="usage-tip" hidden><span class="usage-text"></span></span>
@@ -59,9 +59,13 @@ export function chatHtml(o: HtmlOptions): string {
     <details id="todos" open hidden><summary><span class="todos-title">Todos</span> <span class="todos-count"></span></summary><ul class="todo-list"></ul></details>
     <details id="mcp" hidden><summary><span class="mcp-title">MCP servers</span> <span class="mcp-count"></span></summary><ul class="mcp-list" aria-label="MCP servers"></ul></details>
   </div>
-  <main id="log" aria-live="polite"></main>
+  <section id="setup" class="card setup" aria-label="Set up a model" hidden></section>
+  <main id="log" aria-label="Conversation"></main>
+  <button id="latest" type="button" class="latest" hidden>↓ Latest</button>
   <section id="conversations" aria-label="Earlier conversations" hidden></section>
 </div>
+<div id="announce" class="visually-hidden" role="status" aria-live="polite"></div>
+<div id="announce-alert" class="visually-hidden" role="alert" aria-live="assertive"></div>
 <div id="starting" class="hint" role="status" hidden>Starting the Modus server…</div>
 <form id="composer">
   <div id="mentions" role="listbox" aria-label="Agents and members" hidden></div>

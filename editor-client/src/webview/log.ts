@@ -1,22 +1,55 @@
 // The log: the entries in the order of the layout, a turn's entries in its block; an element is
-// drawn again only when its entry (or what it shows besides) changed. Approvals go in the card
-// of the call they gate, or in the plan's card; the log follows the bottom when it was there.
+// drawn again only when its entry (or what it shows besides) changed: the reducer never changes
+// an entry in place, so a new object is a change and the same object none (while a reply
+// streams, only its element is drawn again). Approvals go in the card of the call they gate, or
+// in the plan's card; the log follows the bottom when it was there, else "↓ Latest" offers it.
 import { Entry, gatedApprovals, layout, TurnBlock, ViewState } from '../protocol/view';
 import { byId, el, Host, place } from './dom';
-import { renderEntry } from './entries';
+import { patchEntry, renderEntry } from './entries';
+import { welcome } from './setup';
 import { checkpointOf, Restores } from './tool';
 
 export interface Log {
   box: HTMLElement;
-  /** rendered entries: id -> (signature of the entry it shows, element) */
-  rendered: Map<string, { sig: string; el: HTMLElement }>;
+  /** rendered entries: id -> (the entry it shows, what it shows besides, element) */
+  rendered: Map<string, { entry: Entry; context: string; el: HTMLElement }>;
   /** rendered turn blocks: key -> (signature of the header, block, the element its entries go in) */
   blocks: Map<string, { sig: string; el: HTMLElement; body: HTMLElement }>;
   restores: Restores;
+  latest: HTMLButtonElement;
+  /** the user is at the bottom: the log stays there as what it shows grows (a streaming reply, a finished turn drawn at its real size) */
+  stuck: boolean;
+  /** tells when an element of the log changed size */
+  sizes: ResizeObserver;
 }
 
+/** How close to the bottom (px) the log counts as at the bottom. */
+const NEAR = 40;
+
 export function mount(): Log {
-  return { box: byId<HTMLElement>('log'), rendered: new Map(), blocks: new Map(), restores: { asks: new Map(), focusAfter: null } };
+  const box = byId<HTMLElement>('log');
+  const latest = byId<HTMLButtonElement>('latest');
+  const log: Log = {
+    box,
+    rendered: new Map(),
+    blocks: new Map(),
+    restores: { asks: new Map(), focusAfter: null },
+    latest,
+    stuck: true,
+    sizes: new ResizeObserver(() => {
+      if (log.stuck) box.scrollTop = box.scrollHeight;
+    }),
+  };
+  box.addEventListener('scroll', () => {
+    log.stuck = box.scrollHeight - box.scrollTop - box.clientHeight < NEAR;
+    if (log.stuck) latest.hidden = true;
+  }, { passive: true });
+  latest.addEventListener('click', () => {
+    log.stuck = true;
+    box.scrollTop = box.scrollHeight;
+    latest.hidden = true;
+  });
+  return log;
 }
 
 /**
@@ -32,7 +65,7 @@ export function render(
   modes: string,
 ) {
   const { box, rendered, blocks, restores } = log;
-  const nearBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+  const before = box.scrollHeight;
   const keep = new Set<string>();
   const keepBlocks = new Set<string>();
   const gated = gatedApprovals(view);
@@ -41,13 +74,19 @@ export function render(
   const entryElement = (e: Entry): HTMLElement => {
     keep.add(e.id);
     // mode names inside an entry depend on the mode list
-    const sig = JSON.stringify(e) + (e.type === 'mode' || e.type === 'approval' ? modes : '') + entryContext(view, restores, e);
+    const context = (e.type === 'mode' || e.type === 'approval' ? modes : '') + entryContext(view, restores, e);
     let r = rendered.get(e.id);
-    if (!r || r.sig !== sig) {
+    if (r && r.entry !== e && r.context === context && patchEntry(r.el, r.entry, e)) {
+      r.entry = e; // the streaming text grew: what came was added to its element
+    } else if (!r || r.entry !== e || r.context !== context) {
       const node = renderEntry(e, view, host, restores);
       node.dataset.entry = e.id;
-      if (r) r.el.replaceWith(node);
-      r = { sig, el: node };
+      if (r) {
+        r.el.replaceWith(node);
+        log.sizes.unobserve(r.el);
+      }
+      log.sizes.observe(node);
+      r = { entry: e, context, el: node };
       rendered.set(e.id, r);
     }
     return r.el;
@@ -61,7 +100,7 @@ export function render(
       continue;
     }
     keepBlocks.add(item.key);
-    const block = renderTurn(blocks, item);
+    const block = renderTurn(log, item, view.running.includes(item.turnId));
     prev = place(box, block.el, prev);
     let inner: Element | null = null;
     for (const e of item.entries) {
@@ -85,18 +124,20 @@ export function render(
   });
   for (const [id, r] of rendered) {
     if (!keep.has(id)) {
+      log.sizes.unobserve(r.el);
       r.el.remove();
       rendered.delete(id);
     }
   }
   for (const [key, b] of blocks) {
     if (!keepBlocks.has(key)) {
+      log.sizes.unobserve(b.el);
       b.el.remove();
       blocks.delete(key);
     }
   }
   if (view.entries.length === 0 && !box.querySelector('.empty')) {
-    box.appendChild(el('div', 'empty', 'Ask Modus to do something. The current mode decides which tools it may use.'));
+    box.appendChild(welcome());
   } else if (view.entries.length) {
     box.querySelector('.empty')?.remove();
   }
@@ -104,7 +145,8 @@ export function render(
     rendered.get(restores.focusAfter.entry)?.el.querySelector<HTMLElement>(restores.focusAfter.selector)?.focus();
     restores.focusAfter = null;
   }
-  if (nearBottom) box.scrollTop = box.scrollHeight;
+  if (log.stuck) box.scrollTop = box.scrollHeight;
+  else if (box.scrollHeight > before) log.latest.hidden = false; // more came below where the user reads
 }
 
 /** What an entry's element shows besides the entry: a card's checkpoint and restore state, a note's Undo. */
@@ -116,8 +158,12 @@ function entryContext(view: ViewState, restores: Restores, e: Entry): string {
   return e.type === 'restore' ? JSON.stringify([view.restoring, view.running.length > 0]) : '';
 }
 
-/** A turn's block: the agent's name and who woke it, then what the turn showed (placed by render). */
-function renderTurn(blocks: Log['blocks'], b: TurnBlock): { sig: string; el: HTMLElement; body: HTMLElement } {
+/**
+ * A turn's block: the agent's name and who woke it, then what the turn showed (placed by render).
+ * A finished turn's block is `done`: the browser skips drawing it while it is out of sight.
+ */
+function renderTurn(log: Log, b: TurnBlock, running: boolean): { sig: string; el: HTMLElement; body: HTMLElement } {
+  const blocks = log.blocks;
   const sig = JSON.stringify([b.agent, b.wokenBy ?? null]);
   let r = blocks.get(b.key);
   if (!r) {
@@ -125,8 +171,10 @@ function renderTurn(blocks: Log['blocks'], b: TurnBlock): { sig: string; el: HTM
     r = { sig: '', el: el('div', 'turn', undefined, el('div', 'turn-head'), body), body };
     r.el.dataset.turn = b.turnId;
     r.el.setAttribute('role', 'group');
+    log.sizes.observe(r.el);
     blocks.set(b.key, r);
   }
+  r.el.classList.toggle('done', !running);
   if (r.sig !== sig) {
     r.sig = sig;
     r.el.dataset.agent = b.agent;

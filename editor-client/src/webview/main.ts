@@ -1,12 +1,15 @@
-// The chat webview: receives the view state from the extension (a snapshot, or an action for the
+// The chat webview: receives the view state from the extension (a snapshot, or actions for the
 // reducer in ../protocol/view.ts), renders each panel from it, and posts what the user does. Every
 // text is set with textContent (never innerHTML); no inline handlers (the CSP allows only this
 // nonce'd script). Each panel module keeps its own elements and UI state, given the view to render.
+// What the server sends is drawn once per animation frame, however many deltas came in it; what
+// the user does is drawn at once.
 import { Action, initialView, planApprovals, reduce, ViewState } from '../protocol/view';
 import * as composer from './composer';
 import * as context from './context';
 import * as conversations from './conversations';
 import type { Host } from './dom';
+import * as announcer from './announcer';
 import * as header from './header';
 import * as log from './log';
 import * as mcp from './mcp';
@@ -14,6 +17,7 @@ import type { FromWebview, ToWebview } from './messages';
 import * as plan from './plan';
 import * as rules from './rules';
 import * as server from './server';
+import * as setup from './setup';
 import * as todos from './todos';
 import * as usage from './usage';
 
@@ -40,9 +44,15 @@ const panels = {
   mcp: mcp.mount(view),
   server: server.mount(host),
   log: log.mount(),
+  announcer: announcer.mount(),
+  setup: setup.mount(host),
 };
 
+let frame = 0;
+
 function render() {
+  if (frame) cancelAnimationFrame(frame);
+  frame = 0;
   composer.render(panels.composer, view, host);
   const asked = planApprovals(view);
   const modes = header.modesSig(view);
@@ -55,17 +65,25 @@ function render() {
   mcp.render(panels.mcp, view, host);
   conversations.render(panels.conversations, view, host, modes);
   server.render(panels.server, view);
+  setup.render(panels.setup, view);
   log.render(panels.log, view, host, asked, plan.approvalsSlot(panels.plan), modes);
+  announcer.render(panels.announcer, view);
+}
+
+/** A rendering in the next frame (the server's updates come many to a frame while a reply streams). */
+function renderSoon() {
+  if (!frame) frame = requestAnimationFrame(render);
 }
 
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const m = event.data;
   if (!m || typeof m !== 'object') return;
+  if (m.type === 'focusComposer') return composer.focus(panels.composer);
   if (m.type === 'snapshot') view = m.view;
-  else if (m.type === 'action') view = reduce(view, m.action as Action);
+  else if (m.type === 'actions') view = m.actions.reduce(reduce, view);
   else return;
   mcp.received(panels.mcp, m);
-  render();
+  renderSoon();
 });
 
 render();

@@ -22,8 +22,9 @@ export function mount(view: ViewState): Mcp {
 
 /** A message from the extension: a new list of the MCP servers ends the restarts asked for. */
 export function received(m: Mcp, message: ToWebview) {
-  if (message.type === 'paths') return;
-  if (message.type === 'snapshot' || message.action.type === 'mcp' || (message.action.type === 'update' && message.action.update.kind === 'mcp_changed')) {
+  if (message.type === 'focusComposer' || message.type === 'paths') return;
+  const actions = message.type === 'snapshot' ? null : message.actions;
+  if (!actions || actions.some((a) => a.type === 'mcp' || (a.type === 'update' && a.update.kind === 'mcp_changed'))) {
     m.restarting.clear();
   }
 }

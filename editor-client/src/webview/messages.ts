@@ -1,10 +1,12 @@
 // Messages between the extension and the chat webview.
-import type { Action, RestoreKind, ViewState } from '../protocol/view';
+import type { Action, RestoreKind, SetupModel, ViewState } from '../protocol/view';
 
-/** extension -> webview */
+/** extension -> webview: the view, or what changed it since (`actions`: those of one frame, in order) */
 export type ToWebview =
   | { type: 'snapshot'; view: ViewState }
-  | { type: 'action'; action: Action }
+  | { type: 'actions'; actions: Action[] }
+  /** `modus.ui.focusComposer` */
+  | { type: 'focusComposer' }
   /** the answer to `resolvePaths`: each path asked about, as a file of the workspace (its path relative to the workspace folder) or null */
   | { type: 'paths'; paths: Record<string, string | null> };
 
@@ -52,6 +54,11 @@ export type FromWebview =
   | { type: 'insertCode'; code: string }
   | { type: 'newFile'; code: string; language?: string }
   /** the buttons shown when the server could not start */
-  | { type: 'fixServer'; fix: ServerFix };
+  | { type: 'fixServer'; fix: ServerFix }
+  /** the set-up card: try a model, save it as the default, close the card, Set API Key */
+  | { type: 'checkModel'; model: SetupModel }
+  | { type: 'saveModel'; model: SetupModel }
+  | { type: 'closeSetup' }
+  | { type: 'setApiKey' };
 
 export type ServerFix = 'pickInterpreter' | 'openSettings' | 'showInstall' | 'restart' | 'showLog';

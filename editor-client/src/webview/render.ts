@@ -28,11 +28,36 @@ export function renderMarkdown(source: string, o: RenderOptions, cls?: string): 
   return renderTokens(lex(source), o, cls);
 }
 
+/** What a Markdown box shows: its options and, for each block token, the token's source and its node. */
+const drawn = new WeakMap<HTMLElement, { o: RenderOptions; blocks: { raw: string; node: Node | null }[] }>();
+
 /** Block tokens (e.g. a section of a document) in a `div.md` (plus `cls`). */
 export function renderTokens(tokens: Token[], o: RenderOptions, cls?: string): HTMLElement {
   const box = el('div', cls ? `md ${cls}` : 'md');
-  blocks(box, tokens, o);
+  drawn.set(box, { o, blocks: tokens.map((t) => ({ raw: t.raw, node: appendBlock(box, t, o) })) });
   return box;
+}
+
+/**
+ * Brings a box of renderMarkdown's to `source` in place: the blocks whose source is the same are
+ * kept, the others drawn anew. While a reply streams that is its last block or two a frame, not
+ * the whole reply. False when `box` is not one of renderMarkdown's.
+ */
+export function patchMarkdown(box: HTMLElement, source: string): boolean {
+  const d = drawn.get(box);
+  if (!d) return false;
+  const tokens = lex(source);
+  let same = 0;
+  while (same < tokens.length && same < d.blocks.length && tokens[same].raw === d.blocks[same].raw) same++;
+  for (const { node } of d.blocks.slice(same)) node?.parentNode?.removeChild(node);
+  d.blocks = [...d.blocks.slice(0, same), ...tokens.slice(same).map((t) => ({ raw: t.raw, node: appendBlock(box, t, d.o) }))];
+  return true;
+}
+
+function appendBlock(parent: HTMLElement, t: Token, o: RenderOptions): Node | null {
+  const node = block(t, o);
+  if (node) parent.appendChild(node);
+  return node;
 }
 
 /** One line of Markdown (code spans, emphasis, links) appended to `parent`. */
@@ -44,10 +69,7 @@ export function renderInline(parent: HTMLElement, source: string, o: RenderOptio
 const ALIGN: Record<string, string> = { left: 'align-left', center: 'align-center', right: 'align-right' };
 
 function blocks(parent: HTMLElement, tokens: Token[], o: RenderOptions) {
-  for (const t of tokens) {
-    const node = block(t, o);
-    if (node) parent.appendChild(node);
-  }
+  for (const t of tokens) appendBlock(parent, t, o);
 }
 
 function block(t: Token, o: RenderOptions): Node | null {

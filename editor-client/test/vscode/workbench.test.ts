@@ -2,8 +2,10 @@
 // host), driven as a user would from headless Chromium: a failed start, the fix through the
 // settings, the sidebar chat with an approval, the file on disk, the palette mode switch, the
 // status bar, a FileRestrictionError card, cancelling a pending approval, the header at the
-// sidebar's width, and a reload that brings the conversation back.
+// sidebar's width, and a reload that brings the conversation back. The profile is a new user's:
+// no model configured, the chat offers to set one up.
 // Needs MODUS_CODE_SERVER_DIR (scripts/code-server.sh) and MODUS_VSIX; run by scripts/test.sh.
+// MODUS_SETUP_SCREENSHOT=docs/setup.png saves the workbench with the set-up card.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,19 +32,20 @@ const SCRIPT = {
 const codeServerDir = process.env.MODUS_CODE_SERVER_DIR;
 const vsix = process.env.MODUS_VSIX;
 const screenshot = process.env.MODUS_WORKBENCH_SCREENSHOT;
+const setupShot = process.env.MODUS_SETUP_SCREENSHOT;
 
 describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir || !vsix ? 'MODUS_CODE_SERVER_DIR and MODUS_VSIX are not set' : false }, () => {
   let wb: Workbench;
-  const settings = (pythonPath: string) => ({
+  const settings = (pythonPath: string, model = true) => ({
     ...QUIET_SETTINGS, // autoSave off: the extension must save by itself
     'modus.pythonPath': pythonPath,
-    'modus.models': { default: { provider: 'scripted', script: join(wb.workspace, '.script.json') } },
+    ...(model ? { 'modus.models': { default: { provider: 'scripted', script: join(wb.workspace, '.script.json') } } } : {}),
   });
 
   before(async () => {
     wb = new Workbench({ codeServerDir: codeServerDir!, vsix: vsix!, files: { '.script.json': JSON.stringify(SCRIPT) } });
     // first a Python without the server: what a new user with the wrong interpreter gets
-    wb.writeSettings(settings(process.env.MODUS_BARE_PYTHON ?? 'python3'));
+    wb.writeSettings(settings(process.env.MODUS_BARE_PYTHON ?? 'python3', false));
     await wb.start();
   });
   const step = steps(() => wb);
@@ -79,6 +82,25 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     assert.match(readFileSync(join(wb.userData, 'User', 'settings.json'), 'utf8'), /"modus\.pythonPath": ".*python"/);
     await wb.page.keyboard.press('Escape'); // the settings editor is a modal over the workbench
     await wb.page.locator('.settings-editor').waitFor({ state: 'hidden' });
+  });
+
+  step('no model configured: the empty chat offers to set one up; Test Connection says what the server found', async () => {
+    await wb.showChat();
+    const card = chat().getByRole('region', { name: 'Set up a model' });
+    await card.waitFor({ timeout: 30_000 });
+    await card.getByLabel('Provider').selectOption({ label: 'OpenAI-compatible server (Ollama, LM Studio, vLLM…)' });
+    await card.getByLabel('Server address').fill('http://127.0.0.1:9/v1'); // nothing listens there
+    await card.getByRole('button', { name: 'Test Connection' }).click();
+    await card.getByRole('status').filter({ hasText: 'cannot connect (connection refused)' }).waitFor({ timeout: 30_000 });
+    assert.equal(await chat().locator('#log .empty kbd', { hasText: 'Escape' }).count(), 1, 'the keys to know, under the card');
+    if (setupShot) await wb.page.screenshot({ path: setupShot });
+    // the user writes modus.models by hand (read again with the window): the card goes
+    wb.writeSettings(settings(modusPython()));
+    await wb.open();
+    await wb.showChat();
+    await chat().locator('#input').waitFor({ timeout: 30_000 });
+    await wb.modeStatus.filter({ hasText: 'Code' }).waitFor({ timeout: 30_000 });
+    assert.equal(await card.isVisible(), false);
   });
 
   step('the chat streams a reply, an approved write lands on disk, saved, byte for byte', async () => {
@@ -217,4 +239,24 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     assert.equal(await decided.evaluate((e) => getComputedStyle(e).borderLeftWidth), '1px');
     assert.notEqual(await decided.evaluate((e) => getComputedStyle(e).borderLeftColor), pendingBorder);
   });
+
+  step('Modus: Set Up a Model opens the card again; Save makes the model the default in the User settings', async () => {
+    await wb.command('Modus: Set Up a Model');
+    const card = chat().getByRole('region', { name: 'Set up a model' });
+    await card.waitFor();
+    await card.getByLabel('Provider').selectOption({ label: 'OpenAI-compatible server (Ollama, LM Studio, vLLM…)' });
+    await card.getByLabel('Model').fill('qwen3');
+    await card.getByRole('button', { name: 'Save' }).click();
+    await card.waitFor({ state: 'hidden' });
+    const saved = () => JSON.parse(readFileSync(join(wb.userData, 'User', 'settings.json'), 'utf8'))['modus.models'];
+    await waitUntil(() => saved()?.default?.model === 'qwen3');
+    assert.deepEqual(saved().default, { provider: 'openai', model: 'qwen3', baseUrl: 'http://localhost:11434/v1' });
+  });
 });
+
+async function waitUntil(ok: () => boolean, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !ok(); ) {
+    if (Date.now() > end) throw new Error('not within 10 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,4 +1,4 @@
-"""Conversations: send, cancel, history, the list, open; the state and the system prompt."""
+"""Conversations: send, cancel, history, the list, open, retry, edit & resend, unqueue; the state and the system prompt."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ def register(routes: Routes) -> None:
     routes.request(names.AGENTS_LIST, lambda s, p: s.list_agents())
     routes.request(names.USAGE_GET, lambda s, p: s.usage(p.conversation_id))
     routes.request(names.CHAT_CONDENSE, lambda s, p: s.condense(p.conversation_id))
+    routes.request(names.CHAT_RETRY, lambda s, p: s.resend.retry(p.conversation_id))
+    routes.request(names.CHAT_EDIT, lambda s, p: s.resend.edit(p))
+    routes.request(names.CHAT_UNQUEUE, lambda s, p: s.queue.unqueue(p.conversation_id or s.conversation_id, p.message_id))
 
     routes.command(Command.SHOW_PROMPT, _show_prompt)
     routes.command(Command.TRUST_WORKSPACE_SETTINGS, lambda s, args: s.trust_workspace_settings())

@@ -1,4 +1,5 @@
-"""Modes and the phase: list and switch (the user's own switch: no approval), PLAN ⇄ ACT."""
+"""Modes and the phase: list and switch (the user's own switch: no approval), PLAN ⇄ ACT; and a
+model's settings tried before they are saved (`modus/models/check`, the chat's set-up)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,18 @@ def register(routes: Routes) -> None:
     routes.request(names.MODES_LIST, lambda s, p: s.list_modes())
     routes.request(names.MODES_SWITCH, lambda s, p: _switch(s, p.slug))
     routes.request(names.PHASE_SET, lambda s, p: s.user_set_phase(p.phase))
+    routes.request(names.MODELS_CHECK, _check_model)
     routes.command(Command.SWITCH_MODE, _switch_command)
     routes.command(Command.SET_PHASE, _set_phase_command)
     routes.command(Command.TOGGLE_PHASE, _toggle_phase_command)
+
+
+async def _check_model(session, params):
+    import protocol
+    from ...providers import check_model
+
+    ok, message, models = await check_model(params.model, session.workspace.root)
+    return protocol.ModelCheckResult(ok=ok, message=message, models=models)
 
 
 def _switch(session, slug: str):
