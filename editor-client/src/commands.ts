@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { Approvals } from './approvals';
 import type { Checkpoints } from './checkpoints';
 import type { Conversations } from './conversations';
+import type { EditorActions } from './editorActions';
 import type { McpServers } from './mcp';
 import type { MessageActions } from './messageActions';
 import type { Modes } from './modes';
@@ -24,6 +25,7 @@ export interface Parts {
   checkpoints: Checkpoints;
   mcp: McpServers;
   rules: Rules;
+  editor: EditorActions;
   sidebar: Sidebar;
   setup: ModelSetup;
   actions: MessageActions;
@@ -89,6 +91,18 @@ export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type:
       return p.checkpoints.restore(m.checkpointId, 'files', m.entryId);
     case 'condense':
       return p.conversations.condense();
+    case 'resolvePaths':
+      return p.editor.resolvePaths(m.paths);
+    case 'openPath':
+      return p.editor.openPath(m.path, m.line, m.column);
+    case 'openLink':
+      return p.editor.openLink(m.url);
+    case 'copyCode':
+      return p.editor.copy(m.code);
+    case 'insertCode':
+      return p.editor.insert(m.code);
+    case 'newFile':
+      return p.editor.newFile(m.code, m.language);
     case 'checkModel':
       return p.setup.check(m.model);
     case 'saveModel':

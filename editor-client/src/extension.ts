@@ -7,6 +7,7 @@ import { CHECKPOINT_SCHEME, Checkpoints } from './checkpoints';
 import { onWebviewMessage, Parts, registerCommands } from './commands';
 import { Conversations } from './conversations';
 import { ReadOnlyDocuments } from './documents';
+import { EditorActions } from './editorActions';
 import { McpServers } from './mcp';
 import { MessageActions } from './messageActions';
 import { Modes, PROMPT_SCHEME } from './modes';
@@ -57,10 +58,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await conversations.show(conversationId, true);
   });
   const conversations = new Conversations(server, store, output, checkpoints);
+  const editor = new EditorActions((m) => sidebar.send(m));
   const setup = new ModelSetup(server, store);
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
   const actions = new MessageActions(server, store, sidebar);
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, actions };
+  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor, actions };
   setup.refresh();
   context.subscriptions.push(
     status,

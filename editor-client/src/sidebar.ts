@@ -80,7 +80,8 @@ export class Sidebar implements vscode.WebviewViewProvider {
     this.send({ type: 'snapshot', view: this.snapshot() });
   }
 
-  private send(message: ToWebview): void {
+  /** A message posted at once, not gathered with the actions (a snapshot, the focus, an answer to the webview). */
+  send(message: ToWebview): void {
     void this.webview?.webview.postMessage(message);
   }
 }

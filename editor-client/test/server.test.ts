@@ -9,7 +9,7 @@ import { Command } from '../src/protocol/generated';
 import { buildSettings } from '../src/protocol/settings';
 import { usageSummary } from '../src/protocol/usage';
 import { describe as lines, planApprovals, planBadge, planSteps } from '../src/protocol/view';
-import { parseMarkdown, section } from '../src/webview/markdown';
+import { lex, section, type Tokens } from '../src/webview/markdown';
 import { DEMO_REQUEST, DEMO_TURNS, ServerSession, StartOptions, Turn } from './server';
 
 describe('protocol layer against the real server', () => {
@@ -286,8 +286,8 @@ describe('plan mode and todos through the protocol layer', () => {
     assert.deepEqual([view.plan?.state, view.plan?.goal, view.plan?.scope, planBadge(view.plan!)], ['awaiting_approval', 'Add --shout', ['src'], 'pending approval']);
     assert.deepEqual(planApprovals(view).map((a) => a.request.title), ['Approve the plan: Add --shout?']);
     assert.equal(planApprovals(view)[0].request.detail, view.plan?.markdown, 'the question shows the plan document');
-    const doc = parseMarkdown(view.plan!.markdown!);
-    assert.deepEqual(doc.filter((b) => b.type === 'item' && b.depth === 0 && b.checked === false).map((b) => b.text), ['1. Add the flag', '2. Document it']);
+    const steps = section(lex(view.plan!.markdown!), 'Steps').find((t): t is Tokens.List => t.type === 'list');
+    assert.deepEqual(steps?.items.map((i) => [i.checked, i.text.split('\n')[0]]), [[false, '1. Add the flag'], [false, '2. Document it']]);
 
     const approved = await s.api.planApprove('go ahead');
     s.record({ type: 'state', state: approved });
@@ -298,7 +298,7 @@ describe('plan mode and todos through the protocol layer', () => {
     const plans = s.updates.flatMap((u) => (u.kind === 'plan' ? [`${u.state}:${u.completedSteps.join(',')}`] : []));
     assert.deepEqual(plans, ['planning:', 'awaiting_approval:', 'executing:', 'executing:1', 'executing:1,2', 'normal:1,2']);
     assert.deepEqual([view.plan?.ended, planBadge(view.plan!), planSteps(view.plan!).map((p) => p.status)], ['completed', 'completed', ['done', 'done']]);
-    assert.deepEqual(section(parseMarkdown(view.plan!.markdown!), 'Outcome'), [{ type: 'paragraph', text: 'Shouting works.' }]);
+    assert.deepEqual(section(lex(view.plan!.markdown!), 'Outcome').map((t) => [t.type, t.raw.trim()]), [['paragraph', 'Shouting works.']]);
     assert.deepEqual(view.todos.map((t) => [t.content, t.status]), [['Add the flag', 'completed'], ['Document <it>', 'in_progress']]);
 
     const got = await s.api.todos();

@@ -24,7 +24,8 @@ import {
   ViewState,
 } from '../src/protocol/view';
 import { addUsage, formatCost, formatCount, NO_USAGE, usageSummary, usageText } from '../src/protocol/usage';
-import { inlineCode, parseMarkdown, section } from '../src/webview/markdown';
+import { decodeEntities, fenceLanguage, headingTag, lex, linkTarget, section, type Token, type Tokens } from '../src/webview/markdown';
+import { splitPaths } from '../src/webview/paths';
 import { candidates, insertMention, mentionAt } from '../src/webview/mentions';
 import { CLIENT_DIR } from './server';
 
@@ -583,40 +584,100 @@ describe('plan markdown', () => {
     '',
   ].join('\n');
 
-  it('reads headings, boxes, nested items, fences longer than the backticks inside, paragraphs', () => {
-    assert.deepEqual(parseMarkdown(DOC), [
-      { type: 'heading', level: 1, text: 'Plan: Add --shout' },
-      { type: 'paragraph', text: 'Status: step 2 of 2' },
-      { type: 'paragraph', text: 'Plan id: p1 · Estimated complexity: small' },
-      { type: 'heading', level: 2, text: 'Approach' },
-      { type: 'paragraph', text: 'Add a `--shout` flag\non two lines' },
-      { type: 'heading', level: 2, text: 'Steps' },
-      { type: 'item', depth: 0, text: '1. Add the flag', checked: true },
-      { type: 'item', depth: 1, text: 'Files: `src/app.py`' },
-      { type: 'item', depth: 1, text: 'Result:' },
-      { type: 'code', text: 'HI\n```\nfenced' },
-      { type: 'item', depth: 0, text: '2. Document it (current)\nsecond line of the step', checked: false },
-      { type: 'heading', level: 2, text: 'Outcome' },
-      { type: 'paragraph', text: 'Shouting works.' },
-      { type: 'item', depth: 0, text: 'Deviation: none' },
+  /** A token in short: its type and text; a list as its items (`[x] text`, nested lists and code after `>`). */
+  const short = (t: Token): unknown => {
+    if (t.type === 'list')
+      return (t as Tokens.List).items.map((i) => {
+        const nested = i.tokens.filter((c) => c.type === 'list' || c.type === 'code').map(short);
+        const text = `${i.task ? (i.checked ? '[x] ' : '[ ] ') : ''}${i.text.split('\n')[0]}`;
+        return nested.length ? [text, ...nested] : text;
+      });
+    if (t.type === 'code') return `code: ${(t as Tokens.Code).text}`;
+    if (t.type === 'heading') return `h${(t as Tokens.Heading).depth}: ${t.text}`;
+    return `${t.type}: ${(t as Tokens.Generic).text}`;
+  };
+
+  it('reads headings, task items nested by indent, a fence longer than the backticks inside, paragraphs (marked)', () => {
+    assert.deepEqual(lex(DOC).filter((t) => t.type !== 'space').map(short), [
+      'h1: Plan: Add --shout',
+      'paragraph: Status: step 2 of 2',
+      'paragraph: Plan id: p1 · Estimated complexity: small',
+      'h2: Approach',
+      'paragraph: Add a `--shout` flag\non two lines',
+      'h2: Steps',
+      [['[x] 1. Add the flag', ['Files: `src/app.py`', ['Result:', 'code: HI\n```\nfenced']]], '[ ] 2. Document it (current)'],
+      'h2: Outcome',
+      'paragraph: Shouting works.',
+      ['Deviation: none'],
     ]);
-    assert.deepEqual(section(parseMarkdown(DOC), 'Outcome'), [
-      { type: 'paragraph', text: 'Shouting works.' },
-      { type: 'item', depth: 0, text: 'Deviation: none' },
+    assert.deepEqual(section(lex(DOC), 'Outcome').map(short), ['paragraph: Shouting works.', ['Deviation: none']]);
+    assert.deepEqual(section(lex(DOC), 'Nowhere'), []);
+  });
+});
+
+describe('Markdown in the chat, without the DOM', () => {
+  it('a fence still open mid-stream is code to the end; a closed one ends where it closes', () => {
+    assert.deepEqual(lex('Here:\n\n```py\nprint(1)\n').filter((t) => t.type !== 'space').map((t) => [t.type, t.type === 'code' ? [t.lang, t.text] : (t as Tokens.Generic).text]), [
+      ['paragraph', 'Here:'],
+      ['code', ['py', 'print(1)']],
     ]);
+    assert.deepEqual(lex('```\na\n```\nafter').map((t) => t.type), ['code', 'paragraph']);
   });
 
-  it('splits inline code spans, longer ones holding backticks; an unclosed run is text', () => {
-    assert.deepEqual(inlineCode('Add a `--shout` flag'), [
-      { code: false, text: 'Add a ' },
-      { code: true, text: '--shout' },
-      { code: false, text: ' flag' },
+  it('links go to http(s) pages or workspace paths; any other scheme stays text', () => {
+    const rows: [string, unknown][] = [
+      ['https://example.com/a?b=1#c', { kind: 'web', url: 'https://example.com/a?b=1#c' }],
+      ['HTTP://Example.com', { kind: 'web', url: 'http://example.com/' }],
+      ['javascript:alert(1)', null],
+      [' JavaScript:alert(1)', null],
+      ['java\tscript:alert(1)', null],
+      ['data:text/html,<script>x</script>', null],
+      ['file:///etc/passwd', null],
+      ['command:workbench.action.terminal.new', null],
+      ['vscode://modus.modus/x', null],
+      ['mailto:a@b.c', null],
+      ['//evil.example/x.py', null],
+      ['#anchor', null],
+      ['', null],
+      ['src/app.py', { kind: 'path', ref: { path: 'src/app.py' } }],
+      ['src/app.py:12', { kind: 'path', ref: { path: 'src/app.py', line: 12 } }],
+      ['src/app.py:12:5', { kind: 'path', ref: { path: 'src/app.py', line: 12, column: 5 } }],
+      ['src/app.py#L12', { kind: 'path', ref: { path: 'src/app.py', line: 12 } }],
+      ['src/app.py#L12C3-L14', { kind: 'path', ref: { path: 'src/app.py', line: 12, column: 3 } }],
+      ['src/my%20file.py', { kind: 'path', ref: { path: 'src/my file.py' } }],
+      ['src/app.py#intro', null],
+      ['src/app.py?raw=1', null],
+    ];
+    for (const [href, want] of rows) assert.deepEqual(linkTarget(href), want, href);
+  });
+
+  it('finds paths in text: path, path:line, path:line:col; words that only look dotted stay text', () => {
+    const refs = (text: string) => splitPaths(text).filter((r) => r.ref).map((r) => [r.text, r.ref]);
+    assert.deepEqual(refs('See src/app.py:12, then (tests/test_app.py:3:9) and README.md.'), [
+      ['src/app.py:12', { path: 'src/app.py', line: 12 }],
+      ['tests/test_app.py:3:9', { path: 'tests/test_app.py', line: 3, column: 9 }],
+      ['README.md', { path: 'README.md' }],
     ]);
-    assert.deepEqual(inlineCode('in `` a`b `` and ` open'), [
-      { code: false, text: 'in ' },
-      { code: true, text: 'a`b' },
-      { code: false, text: ' and ` open' },
+    assert.deepEqual(refs('src/app.py:12: AssertionError'), [['src/app.py:12', { path: 'src/app.py', line: 12 }]]);
+    assert.deepEqual(refs('/abs/x.ts ../up.py ./here.js'), [
+      ['/abs/x.ts', { path: '/abs/x.ts' }],
+      ['../up.py', { path: '../up.py' }],
+      ['./here.js', { path: './here.js' }],
     ]);
+    assert.deepEqual(refs('src/Makefile:4'), [['src/Makefile:4', { path: 'src/Makefile', line: 4 }]]);
+    for (const text of ['e.g. this', 'and/or', 'v1.2.3', 'os.path.join', 'self.value', 'https://example.com/a.py', 'a@b.com', 'src/'])
+      assert.deepEqual(refs(text), [], text);
+    // a bare name with a file's extension is asked about: the extension says it is no file
+    assert.deepEqual(refs('Node.js 20'), [['Node.js', { path: 'Node.js' }]]);
+    // the runs put the text back together as it was
+    const text = 'x src/a.py:1 y';
+    assert.equal(splitPaths(text).map((r) => r.text).join(''), text);
+  });
+
+  it('reads entities the lexer leaves in text, and a fence info string as a language', () => {
+    assert.equal(decodeEntities('a &amp; b &lt;i&gt; &#8594; &#x2192; &bogus; &#0;'), 'a & b <i> → → &bogus; \ufffd');
+    assert.deepEqual(['py', 'Python title="x"', '{.ts}', '', undefined].map(fenceLanguage), ['py', 'python', 'ts', '', '']);
+    assert.deepEqual([1, 2, 3, 4, 6].map(headingTag), ['h3', 'h4', 'h5', 'h6', 'h6']);
   });
 });
 

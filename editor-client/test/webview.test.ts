@@ -508,7 +508,8 @@ describe('chat webview: the plan card and the todo panel', () => {
     assert.deepEqual(await doc.locator('h4').allTextContents(), ['Approach', 'Steps']);
     assert.equal(await doc.locator('p code').first().textContent(), 'src/app.py');
     assert.equal(await doc.locator('pre.md-code').textContent(), '<script>window.__pwned=2</script>');
-    assert.deepEqual(await doc.locator('.md-item.depth-0 .md-mark').allTextContents(), ['☐', '☑']);
+    assert.deepEqual(await doc.locator('.md > ul > li.md-task > .md-mark').allTextContents(), ['☐', '☑']);
+    assert.equal(await doc.locator('.md > ul > li.md-task.checked').textContent(), '☑2. Run the tests');
     assert.equal(await card.locator('details.plan-doc').count(), 1);
     assert.equal(await card.locator('.plan-decision').count(), 0, 'no second set of buttons');
     await asked.locator('textarea.feedback').fill('Also rename c');

@@ -18,7 +18,7 @@ export function renderApproval(e: Extract<Entry, { type: 'approval' }>, view: Vi
   const plan = r.kind === 'plan';
   if (r.detail && r.detail !== r.reason) {
     // a plan's text is its markdown document, open while the question is asked
-    card.appendChild(plan ? planDocument(r.detail, e.status === 'pending') : diffBlock(r.detail));
+    card.appendChild(plan ? planDocument(r.detail, e.status === 'pending', host) : diffBlock(r.detail));
   }
   // "Always allow" writes this rule to the workspace's settings: shown while it may be chosen, and once it was
   const rule = r.alwaysAllow && (e.status === 'pending' || e.always) ? alwaysRule(e.id, r.alwaysAllow) : null;

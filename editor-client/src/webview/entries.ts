@@ -3,6 +3,7 @@
 import { Entry, modeName, restoreNote, retryable, ViewState } from '../protocol/view';
 import { renderApproval } from './approval';
 import { button, el, Host } from './dom';
+import { patchMarkdown, renderMarkdown } from './render';
 import { renderTool, Restores } from './tool';
 
 export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Restores): HTMLElement {
@@ -10,13 +11,14 @@ export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Res
     case 'user':
       return restores.editing === e.id ? renderEditing(e, host, restores) : renderUser(e, view, host, restores);
     case 'assistant':
-      // in a turn's block the block names the agent
+      // in a turn's block the block names the agent; the text is Markdown, highlighted and its
+      // paths asked about once it stops streaming
       return el(
         'div',
         'msg assistant' + (e.streaming ? ' streaming' : ''),
         undefined,
         e.turnId ? null : el('div', 'who', e.agent ?? 'Modus'),
-        el('div', 'text', e.text),
+        renderMarkdown(e.text, { host, final: !e.streaming }, 'text'),
         e.streaming ? null : actions(copyButton(e.text, host)),
       );
     case 'thinking':
@@ -47,13 +49,14 @@ export function renderEntry(e: Entry, view: ViewState, host: Host, restores: Res
 
 /**
  * Brings an entry's element from `was` to `now` in place when only a streaming reply's text grew
- * (the common case while a reply streams: a frame's deltas); false when it must be drawn anew.
+ * (the common case while a reply streams: a frame's deltas): its Markdown blocks that did not
+ * change are kept, the last ones drawn anew; false when it must be drawn anew.
  */
 export function patchEntry(node: HTMLElement, was: Entry, now: Entry): boolean {
   if (was.type !== 'assistant' || now.type !== 'assistant' || !was.streaming || !now.streaming) return false;
   if (was.agent !== now.agent || was.turnId !== now.turnId || !now.text.startsWith(was.text)) return false;
-  node.querySelector('.text')!.appendChild(document.createTextNode(now.text.slice(was.text.length)));
-  return true;
+  const text = node.querySelector<HTMLElement>('.text');
+  return !!text && patchMarkdown(text, now.text);
 }
 
 /** A restore's muted note: what came back, and Undo restore (the files as they were before it). */

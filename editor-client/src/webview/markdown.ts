@@ -1,92 +1,80 @@
-// A tiny markdown reader for the plan document the server writes (server/plan/markdown.py):
-// headings, list items (with [x] / [ ] boxes, nested by indent), fenced code, paragraphs, and
-// inline code spans. It gives blocks, not HTML: the webview builds elements from them and sets
-// every text with textContent, so nothing in a plan can become markup.
+// Markdown read by a kept parser, `marked`'s lexer (the parser VS Code's own chat uses): tokens,
+// never HTML. render.ts builds elements from them with textContent and DOM calls only, so raw
+// HTML in a reply stays text. This part has no DOM: what a token means (a link's target, an
+// entity, a plan's section) is decided here and tested without a browser.
+import { Lexer, type Token, type Tokens } from 'marked';
+import { hrefPath, type PathRef } from './paths';
 
-export type Block =
-  | { type: 'heading'; level: number; text: string }
-  | { type: 'item'; depth: number; text: string; checked?: boolean }
-  | { type: 'code'; text: string }
-  | { type: 'paragraph'; text: string };
+export type { Token, Tokens };
 
-export function parseMarkdown(source: string): Block[] {
-  const blocks: Block[] = [];
-  const lines = source.replace(/\r\n?/g, '\n').split('\n');
-  // the block that a non-blank, non-marker line continues (a blank line ends a paragraph)
-  let open: Extract<Block, { type: 'item' | 'paragraph' }> | null = null;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    const fence = /^(\s*)(`{3,}|~{3,})/.exec(line);
-    if (fence) {
-      const [, indent, marks] = fence;
-      const body: string[] = [];
-      for (i++; i < lines.length; i++) {
-        const close = /^\s*(`+|~+)\s*$/.exec(lines[i]);
-        if (close && close[1][0] === marks[0] && close[1].length >= marks.length) break;
-        body.push(lines[i].startsWith(indent) ? lines[i].slice(indent.length) : lines[i].trimStart());
-      }
-      blocks.push({ type: 'code', text: body.join('\n') });
-      open = null;
-      continue;
-    }
-    const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
-    const item = /^(\s*)[-*+]\s+(.*)$/.exec(line);
-    if (heading) {
-      blocks.push({ type: 'heading', level: heading[1].length, text: heading[2] });
-      open = null;
-    } else if (item) {
-      const box = /^\[([ xX])\]\s+(.*)$/.exec(item[2]);
-      const depth = Math.floor(item[1].replace(/\t/g, '  ').length / 2);
-      open = box ? { type: 'item', depth, text: box[2], checked: box[1] !== ' ' } : { type: 'item', depth, text: item[2] };
-      blocks.push(open);
-    } else if (!line.trim()) {
-      if (open?.type === 'paragraph') open = null;
-    } else if (open && (open.type === 'paragraph' || /^\s/.test(line))) {
-      open.text += '\n' + line.trim();
-    } else {
-      open = { type: 'paragraph', text: line.trim() };
-      blocks.push(open);
-    }
-  }
-  return blocks;
+/** The block tokens of `source` (GitHub-flavoured: tables, task lists, strikethrough, bare URLs). A
+ * fence still open at the end (mid-stream) is a code block to the end, as CommonMark says. */
+export function lex(source: string): Token[] {
+  return Lexer.lex(source, { gfm: true, breaks: false });
 }
 
-/** A text split into plain runs and inline code spans (CommonMark: a run of n backticks to the next run of n). */
-export function inlineCode(text: string): { code: boolean; text: string }[] {
-  const parts: { code: boolean; text: string }[] = [];
-  let plain = '';
-  let i = 0;
-  while (i < text.length) {
-    const run = /^`+/.exec(text.slice(i));
-    if (!run) {
-      plain += text[i++];
-      continue;
-    }
-    const ticks = run[0];
-    const close = new RegExp(`(?<!\`)${ticks}(?!\`)`, 'g');
-    close.lastIndex = i + ticks.length;
-    const end = close.exec(text);
-    if (!end) {
-      plain += ticks;
-      i += ticks.length;
-      continue;
-    }
-    let code = text.slice(i + ticks.length, end.index);
-    if (code.length > 1 && code.startsWith(' ') && code.endsWith(' ') && code.trim()) code = code.slice(1, -1);
-    if (plain) parts.push({ code: false, text: plain });
-    parts.push({ code: true, text: code });
-    plain = '';
-    i = end.index + ticks.length;
-  }
-  if (plain) parts.push({ code: false, text: plain });
-  return parts;
+/** The inline tokens of one line of text (a plan step, a summary). */
+export function lexInline(source: string): Token[] {
+  return Lexer.lexInline(source, { gfm: true, breaks: false });
 }
 
-/** The blocks of the section under the heading `title`, to the next heading as high or higher. */
-export function section(blocks: Block[], title: string): Block[] {
-  const start = blocks.findIndex((b) => b.type === 'heading' && b.text === title);
+/** Where a link goes: a web page (http or https only), a file of the workspace (the extension
+ * says whether it is one), or nowhere (`javascript:`, `data:`, `file:`, `command:`, `mailto:`,
+ * an anchor…): then the link stays text. */
+export type LinkTarget = { kind: 'web'; url: string } | { kind: 'path'; ref: PathRef } | null;
+
+export function linkTarget(href: string): LinkTarget {
+  const h = href.trim();
+  // a scheme (two letters at least: `C:` is a drive); browsers ignore tabs and newlines in one
+  const scheme = /^([A-Za-z][A-Za-z0-9+.\-]+):/.exec(h.replace(/[\t\n\r]/g, ''));
+  if (scheme) {
+    if (!/^https?$/i.test(scheme[1])) return null;
+    try {
+      const url = new URL(h);
+      return url.protocol === 'http:' || url.protocol === 'https:' ? { kind: 'web', url: url.href } : null;
+    } catch {
+      return null;
+    }
+  }
+  if (h.startsWith('//')) return null; // scheme-relative: a host, not a file
+  const ref = hrefPath(h);
+  return ref ? { kind: 'path', ref } : null;
+}
+
+const ENTITIES: Record<string, string> = {
+  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', copy: '©', reg: '®', trade: '™',
+  hellip: '…', mdash: '—', ndash: '–', lsquo: '‘', rsquo: '’', ldquo: '“', rdquo: '”', laquo: '«',
+  raquo: '»', times: '×', divide: '÷', middot: '·', bull: '•', deg: '°', plusmn: '±', larr: '←',
+  rarr: '→', uarr: '↑', darr: '↓', harr: '↔', rArr: '⇒', lArr: '⇐', ne: '≠', le: '≤', ge: '≥',
+  check: '✓', cross: '✗', sect: '§', para: '¶', euro: '€', pound: '£', yen: '¥', cent: '¢',
+};
+
+/** A text token's entities (`&amp;`, `&#8594;`, `&#x2192;`) as the characters they stand for;
+ * an unknown one stays as written. The lexer leaves them to the renderer. */
+export function decodeEntities(text: string): string {
+  if (!text.includes('&')) return text;
+  return text.replace(/&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));/g, (all, dec, hex, name) => {
+    if (name) return ENTITIES[name] ?? all;
+    const code = dec ? Number(dec) : parseInt(hex, 16);
+    return code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff) ? '\ufffd' : String.fromCodePoint(code);
+  });
+}
+
+/** The heading element for a Markdown heading's depth, under the sidebar's own (h1 and h2 are not the chat's to take). */
+export function headingTag(depth: number): 'h3' | 'h4' | 'h5' | 'h6' {
+  return depth <= 1 ? 'h3' : depth === 2 ? 'h4' : depth === 3 ? 'h5' : 'h6';
+}
+
+/** The tokens of the section under the heading `title`, to the next heading as high or higher. */
+export function section(tokens: Token[], title: string): Token[] {
+  const start = tokens.findIndex((t) => t.type === 'heading' && t.text === title);
   if (start < 0) return [];
-  const level = (blocks[start] as Extract<Block, { type: 'heading' }>).level;
-  const end = blocks.findIndex((b, i) => i > start && b.type === 'heading' && b.level <= level);
-  return blocks.slice(start + 1, end < 0 ? undefined : end);
+  const depth = (tokens[start] as Tokens.Heading).depth;
+  const end = tokens.findIndex((t, i) => i > start && t.type === 'heading' && (t as Tokens.Heading).depth <= depth);
+  return tokens.slice(start + 1, end < 0 ? undefined : end).filter((t) => t.type !== 'space');
+}
+
+/** The first words of a fence's info string, as a language name (`py`, `typescript`), or ''. */
+export function fenceLanguage(lang: string | undefined): string {
+  return (lang ?? '').trim().split(/\s+/)[0].replace(/^\{?\.?/, '').replace(/\}$/, '').toLowerCase();
 }

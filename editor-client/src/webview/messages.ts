@@ -8,7 +8,9 @@ export type ToWebview =
   /** `modus.ui.focusComposer` */
   | { type: 'focusComposer' }
   /** a message taken back from the queue, to edit and send again */
-  | { type: 'fillComposer'; text: string };
+  | { type: 'fillComposer'; text: string }
+  /** the answer to `resolvePaths`: each path asked about, as a file of the workspace (its path relative to the workspace folder) or null */
+  | { type: 'paths'; paths: Record<string, string | null> };
 
 /** webview -> extension */
 export type FromWebview =
@@ -43,6 +45,16 @@ export type FromWebview =
   | { type: 'undoRestore'; entryId: string; checkpointId: string }
   /** the context bar: condense the conversation now (modus/chat/condense) */
   | { type: 'condense' }
+  /** paths seen in a reply or a tool card: which are files of the workspace? (answered with `paths`) */
+  | { type: 'resolvePaths'; paths: string[] }
+  /** a path's link: open the workspace file at the line and column (1-based), if it is one */
+  | { type: 'openPath'; path: string; line?: number; column?: number }
+  /** a web link (http or https): open it in the browser */
+  | { type: 'openLink'; url: string }
+  /** a code block's Copy, Insert at Cursor (in place of the active editor's selections) and New File (an untitled editor) */
+  | { type: 'copyCode'; code: string }
+  | { type: 'insertCode'; code: string }
+  | { type: 'newFile'; code: string; language?: string }
   /** the buttons shown when the server could not start */
   | { type: 'fixServer'; fix: ServerFix }
   /** the set-up card: try a model, save it as the default, close the card, Set API Key */

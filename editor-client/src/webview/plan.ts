@@ -1,9 +1,10 @@
 // The plan card: goal, status badge, summary, the steps with their live status, how it ended,
 // the approval that asks about it (placed by the log) or, when none is asked, Approve / Reject,
-// and the plan document, drawn from the plan's markdown (see markdown.ts) with textContent only.
+// and the plan document, drawn from the plan's markdown by the chat's Markdown renderer (render.ts).
 import { Entry, planBadge, planShown, planSteps, ViewState } from '../protocol/view';
 import { byId, button, el, Host } from './dom';
-import { Block, inlineCode, parseMarkdown, section } from './markdown';
+import { lex, section, Tokens } from './markdown';
+import { renderInline, renderTokens } from './render';
 
 export interface Plan {
   box: HTMLElement;
@@ -20,35 +21,12 @@ export function approvalsSlot(p: Plan): Element | null {
   return p.box.querySelector('.plan-approvals');
 }
 
-/** Inline code spans as <code>, the rest as text. */
-function inline(parent: HTMLElement, text: string): HTMLElement {
-  for (const part of inlineCode(text)) parent.appendChild(part.code ? el('code', undefined, part.text) : document.createTextNode(part.text));
-  return parent;
-}
-
-const BOX = { true: '☑', false: '☐', undefined: '•' } as const;
-
-function markdownBlocks(blocks: Block[]): HTMLElement {
-  const out = el('div', 'md');
-  for (const b of blocks) {
-    if (b.type === 'heading') out.appendChild(inline(el(b.level <= 1 ? 'h3' : b.level === 2 ? 'h4' : 'h5', undefined), b.text));
-    else if (b.type === 'code') out.appendChild(el('pre', 'md-code', b.text));
-    else if (b.type === 'paragraph') out.appendChild(inline(el('p', undefined), b.text));
-    else {
-      const item = el('div', `md-item depth-${Math.min(b.depth, 3)}` + (b.checked ? ' checked' : ''));
-      item.append(el('span', 'md-mark', BOX[String(b.checked) as keyof typeof BOX]), inline(el('span', 'md-text'), b.text));
-      out.appendChild(item);
-    }
-  }
-  return out;
-}
-
 /** The plan's markdown, folded under "Plan document"; its title and status line are the card's. */
-export function planDocument(markdown: string, open: boolean): HTMLDetailsElement {
-  const blocks = parseMarkdown(markdown).filter(
-    (b) => !(b.type === 'heading' && b.level === 1) && !(b.type === 'paragraph' && b.text.startsWith('Status: ')),
+export function planDocument(markdown: string, open: boolean, host: Host): HTMLDetailsElement {
+  const tokens = lex(markdown).filter(
+    (t) => !(t.type === 'heading' && (t as Tokens.Heading).depth === 1) && !(t.type === 'paragraph' && t.text.startsWith('Status: ')),
   );
-  const doc = el('details', 'plan-doc', undefined, el('summary', undefined, 'Plan document'), markdownBlocks(blocks));
+  const doc = el('details', 'plan-doc', undefined, el('summary', undefined, 'Plan document'), renderTokens(tokens, { host, final: true, noCodeActions: true }));
   doc.open = open;
   return doc;
 }
@@ -82,7 +60,8 @@ export function render(p: Plan, view: ViewState, host: Host, asked: Extract<Entr
   ];
   if (plan.state === 'planning' && plan.scope?.length) parts.push(el('div', 'plan-scope', `Scope: ${plan.scope.join(', ')}`));
   const summary = plan.plan?.summary;
-  if (typeof summary === 'string' && summary) parts.push(inline(el('div', 'plan-summary'), summary));
+  const md = { host, final: true, noCodeActions: true };
+  if (typeof summary === 'string' && summary) parts.push(renderInline(el('div', 'plan-summary'), summary, md));
   const steps = planSteps(plan);
   if (steps.length) {
     const list = el('ol', 'plan-steps');
@@ -90,19 +69,19 @@ export function render(p: Plan, view: ViewState, host: Host, asked: Extract<Entr
       const item = el('li', `step ${s.status}`, undefined, el('span', 'step-mark', STEP_MARK[s.status]));
       item.dataset.step = s.id;
       item.title = s.verification ? `Verification: ${s.verification}` : '';
-      item.appendChild(inline(el('span', 'step-text', `${s.id}. `), s.description));
+      item.appendChild(renderInline(el('span', 'step-text', `${s.id}. `), s.description, md));
       item.appendChild(el('span', 'sr', ` (${s.status})`));
       list.appendChild(item);
     }
     parts.push(list);
   }
-  const outcome = plan.ended && plan.markdown ? section(parseMarkdown(plan.markdown), 'Outcome') : [];
-  if (outcome.length) parts.push(markdownBlocks(outcome));
+  const outcome = plan.ended && plan.markdown ? section(lex(plan.markdown), 'Outcome') : [];
+  if (outcome.length) parts.push(renderTokens(outcome, md));
   parts.push(el('div', 'plan-approvals'));
   if (plan.state === 'awaiting_approval' && asked.length === 0) parts.push(planDecision(host));
   if (plan.markdown && !asked.some((a) => a.request.detail === plan.markdown)) {
     const key = `${plan.planId ?? ''}:${plan.state}`;
-    const doc = planDocument(plan.markdown, p.docFold?.key === key ? p.docFold.open : plan.state === 'awaiting_approval');
+    const doc = planDocument(plan.markdown, p.docFold?.key === key ? p.docFold.open : plan.state === 'awaiting_approval', host);
     doc.addEventListener('toggle', () => (p.docFold = { key, open: doc.open }));
     parts.push(doc);
   }

@@ -3,6 +3,8 @@
 import type { CheckpointInfo } from '../protocol/generated';
 import { Entry, splitFeedback, ViewState } from '../protocol/view';
 import { button, el, Host } from './dom';
+import { linkPaths, pathLink } from './links';
+import { renderMarkdown } from './render';
 
 type ToolEntry = Extract<Entry, { type: 'tool' }>;
 
@@ -30,14 +32,17 @@ export function diffBlock(text: string): HTMLElement {
   return pre;
 }
 
-/** The parameter that says most about a tool call, shown next to its name. */
-function paramSummary(params: Record<string, unknown>): string {
+/** The parameter that says most about a tool call, shown next to its name: its key and text. */
+function paramSummary(params: Record<string, unknown>): { key: string; text: string } | null {
   for (const key of ['path', 'mode_slug', 'mode', 'command', 'regex', 'question', 'result', 'to']) {
     const v = params[key];
-    if (typeof v === 'string' && v) return v.length > 120 ? v.slice(0, 117) + '…' : v;
+    if (typeof v === 'string' && v) return { key, text: v.length > 120 ? v.slice(0, 117) + '…' : v };
   }
-  return '';
+  return null;
 }
+
+/** Longest result whose paths become links (beyond it, the result is plain text). */
+const MAX_LINKED_RESULT = 50_000;
 
 const STATUS_LABEL: Record<string, string> = {
   pending: 'pending',
@@ -50,22 +55,19 @@ const STATUS_LABEL: Record<string, string> = {
 export function renderTool(e: ToolEntry, view: ViewState, host: Host, restores: Restores): HTMLElement {
   const card = el('div', `card tool status-${e.status}` + (e.error ? ' has-error' : ''));
   card.dataset.tool = e.name;
-  const head = el(
-    'div',
-    'head',
-    undefined,
-    el('span', 'tool-name', e.name),
-    el('span', 'tool-arg', paramSummary(e.params)),
-    el('span', `status ${e.status}`, STATUS_LABEL[e.status] ?? e.status),
-  );
+  const completion = e.name === 'attempt_completion' ? e.params.result : undefined;
+  const shown = typeof completion === 'string' && completion ? null : paramSummary(e.params);
+  // the call's file is a link into the editor (once the extension knows it for a workspace file)
+  const arg = el('span', 'tool-arg');
+  if (shown?.key === 'path' && shown.text === e.params.path) arg.append(...pathLink({ path: shown.text }, [document.createTextNode(shown.text)], host, true));
+  else arg.textContent = shown?.text ?? '';
+  const head = el('div', 'head', undefined, el('span', 'tool-name', e.name), arg, el('span', `status ${e.status}`, STATUS_LABEL[e.status] ?? e.status));
   card.appendChild(head);
   // the approval that gates this call goes here (see the log)
   card.appendChild(el('div', 'approvals'));
-  const completion = e.name === 'attempt_completion' ? e.params.result : undefined;
   if (typeof completion === 'string' && completion) {
     card.classList.add('completion');
-    head.querySelector('.tool-arg')!.textContent = '';
-    card.appendChild(el('div', 'completion-text', completion));
+    card.appendChild(renderMarkdown(completion, { host, final: true }, 'completion-text'));
   }
   if (e.error) {
     const { text, feedback } = splitFeedback(e.error.message);
@@ -75,13 +77,16 @@ export function renderTool(e: ToolEntry, view: ViewState, host: Host, restores: 
         'error',
         undefined,
         el('div', 'error-type', e.error.type),
-        el('div', 'error-message', text),
+        el('div', 'error-message', undefined, ...linkPaths(text, host, true)),
         feedback ? el('div', 'error-feedback', `Feedback: ${feedback}`) : null,
       ),
     );
   }
   if (e.result) {
-    const details = el('details', 'result', undefined, el('summary', undefined, 'Result'), el('pre', undefined, e.result));
+    const pre = el('pre');
+    if (e.result.length <= MAX_LINKED_RESULT) pre.append(...linkPaths(e.result, host, true));
+    else pre.textContent = e.result;
+    const details = el('details', 'result', undefined, el('summary', undefined, 'Result'), pre);
     card.appendChild(details);
   }
   if (e.status === 'undone') card.appendChild(el('div', 'undone-note', 'The conversation was restored to just before this call: the agent no longer knows it.'));

@@ -112,7 +112,10 @@ describe('plan mode in a real VS Code (code-server)', { skip: !codeServerDir || 
     assert.equal(await card().locator('.plan-goal').textContent(), 'A change in src/app.py');
     assert.equal(await card().locator('.plan-scope').textContent(), 'Scope: src/app.py');
     await chat().locator('.msg.user', { hasText: 'File: src/app.py, lines 2-3:' }).waitFor();
-    await chat().locator('.msg.assistant', { hasText: 'I suggest `beta`' }).waitFor();
+    // the question is Markdown: its code spans as code
+    const question = chat().locator('.msg.assistant', { hasText: 'Rename b to what? I suggest beta.' });
+    await question.waitFor();
+    assert.deepEqual(await question.locator('code').allTextContents(), ['b', 'beta']);
     await wb.page.locator('[id="modus.modus.modus.phase"]', { hasText: 'PLAN' }).waitFor();
   });
 
