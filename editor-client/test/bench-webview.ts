@@ -13,6 +13,8 @@ const DELTA_BYTES = 64;
 const PER_FRAME = 8; // deltas the extension gathers in one 16 ms frame at ~500 deltas a second
 const CARDS = 300;
 const LONG_TASK_MS = 50;
+/** the reply's last words: drawn, the whole reply was */
+const LAST = '\n\nThat is the whole design.';
 
 const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId: 'bench', ...u } as any });
 
@@ -35,7 +37,7 @@ function reply(): string[] {
   for (let i = 0; text.length < REPLY_BYTES; i++) {
     text += i % 7 === 3 ? '```python\ndef get(key):\n    return cache.get(key) or store.get(key)\n```\n\n' : i % 5 === 1 ? `- item ${i}\n- another item\n\n` : `${para.repeat(3)}\n\n`;
   }
-  text = text.slice(0, REPLY_BYTES);
+  text = text.slice(0, REPLY_BYTES - LAST.length) + LAST;
   const deltas: string[] = [];
   for (let i = 0; i < text.length; i += DELTA_BYTES) deltas.push(text.slice(i, i + DELTA_BYTES));
   return deltas;
@@ -79,7 +81,7 @@ async function stream(page: Page, deltas: string[]): Promise<Run> {
       }),
     frames,
   );
-  await page.waitForFunction((n) => (document.querySelector('.msg.assistant.streaming .text')?.textContent?.length ?? 0) >= n, deltas.join('').length - 1);
+  await page.waitForFunction((last) => document.querySelector('.msg.assistant.streaming .text')?.textContent?.includes(last), LAST.trim(), { timeout: 120_000 });
   const ms = Date.now() - started;
   await page.waitForTimeout(100); // the last long task, if any, is reported
   const seen = await page.evaluate(() => {

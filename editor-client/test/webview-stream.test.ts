@@ -222,4 +222,69 @@ describe('chat webview: streaming and what a screen reader hears', () => {
     assert.equal((await posted(page)).filter((m) => m.type === 'closeSetup').length, 1);
     await page.close();
   });
+
+  it('message actions: Copy, Retry of a failed turn with its reason, Edit & resend ending the log with the new message and its reply', async () => {
+    const page = await open([
+      up({ kind: 'message', role: 'user', text: 'first question', messageId: 'm1' }),
+      up({ kind: 'turn_started', turnId: 't1', agent: 'modus' }),
+      up({ kind: 'message', turnId: 't1', agent: 'modus', role: 'assistant', text: 'First answer.', messageId: 'a1' }),
+      up({ kind: 'turn_ended', turnId: 't1', agent: 'modus', outcome: 'completed' }),
+      up({ kind: 'message', role: 'user', text: 'second question', messageId: 'm2' }),
+      up({ kind: 'turn_started', turnId: 't2', agent: 'modus' }),
+      up({ kind: 'message', turnId: 't2', agent: 'modus', role: 'system', text: 'The model request failed: HTTP 500: overloaded' }),
+      up({ kind: 'turn_ended', turnId: 't2', agent: 'modus', outcome: 'failed', error: { type: 'ModelError', message: 'The model request failed: HTTP 500: overloaded' } }),
+    ]);
+    const failed = page.locator('.note.turn-failed');
+    assert.equal(await failed.textContent(), 'modus: turn failed — The model request failed: HTTP 500: overloadedRetry');
+    assert.equal(await page.locator('.msg.system').count(), 0, 'the reason is said once, in the note');
+    await failed.getByRole('button', { name: 'Retry' }).click();
+    await page.locator('.msg.assistant').getByRole('button', { name: 'Copy' }).click({ force: true });
+    const user = page.locator('.msg.user', { hasText: 'first question' });
+    await user.getByRole('button', { name: 'Edit' }).click({ force: true });
+    const box = page.getByRole('textbox', { name: 'Edit the message' });
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Edit the message');
+    await box.fill('first question, better put');
+    await page.getByLabel('Restore the files too').check();
+    await page.getByRole('button', { name: 'Resend' }).click();
+    const acts = (await posted(page)).filter((m) => ['retry', 'copy', 'edit'].includes(m.type));
+    assert.deepEqual(acts, [
+      { type: 'retry' },
+      { type: 'copy', text: 'First answer.' },
+      { type: 'edit', messageId: 'm1', text: 'first question, better put', files: true },
+    ]);
+    await feed(page, toWebview([
+      up({ kind: 'conversation_cut', messageId: 'm1', messages: 6 }),
+      up({ kind: 'message', role: 'user', text: 'first question, better put', messageId: 'm3' }),
+      up({ kind: 'turn_started', turnId: 't3', agent: 'modus' }),
+      up({ kind: 'message', turnId: 't3', agent: 'modus', role: 'assistant', text: 'A better answer.' }),
+      up({ kind: 'turn_ended', turnId: 't3', agent: 'modus', outcome: 'completed' }),
+    ]));
+    const log = await page.locator('#log .msg').evaluateAll((ms) => ms.map((m) => m.querySelector('.text')?.textContent));
+    assert.deepEqual(log, ['first question, better put', 'A better answer.']);
+    assert.equal(await page.locator('.note.turn-failed').count(), 0);
+    await page.close();
+  });
+
+  it('a message sent while a turn runs shows as queued until it goes in; Take back returns its text to the box', async () => {
+    const page = await open([
+      up({ kind: 'message', role: 'user', text: 'build it', messageId: 'm1' }),
+      up({ kind: 'turn_started', turnId: 't1', agent: 'modus' }),
+      up({ kind: 'message', role: 'user', text: 'and test it', messageId: 'm2', queued: true }),
+      up({ kind: 'message', role: 'user', text: 'in Python', messageId: 'm3', queued: true }),
+    ]);
+    const queued = page.getByLabel('Queued messages');
+    assert.deepEqual(await queued.locator('.queued-text').allTextContents(), ['and test it', 'in Python']);
+    assert.equal(await page.locator('#log .msg.user').count(), 1, 'not in the conversation yet');
+    await queued.locator('[data-message="m3"]').getByRole('button', { name: 'Take back' }).click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'unqueue'), [{ type: 'unqueue', messageId: 'm3' }]);
+    await feed(page, [...toWebview([up({ kind: 'unqueued', messageId: 'm3', text: 'in Python' })]), { type: 'fillComposer', text: 'in Python' }]);
+    assert.equal(await page.locator('#input').inputValue(), 'in Python');
+    await feed(page, toWebview([
+      up({ kind: 'turn_ended', turnId: 't1', agent: 'modus', outcome: 'completed' }),
+      up({ kind: 'message', role: 'user', text: 'and test it', messageId: 'm2' }),
+    ]));
+    assert.equal(await queued.isVisible(), false);
+    assert.deepEqual(await page.locator('#log .msg.user .text').allTextContents(), ['build it', 'and test it']);
+    await page.close();
+  });
 });
