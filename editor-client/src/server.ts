@@ -123,7 +123,8 @@ export class Server implements ServerApi {
    * too often: then one notification with Retry and Show Log.
    */
   private stopped(how: string, lines: string[]): void {
-    const error = `The Modus server stopped (${how})`;
+    const stop = `stopped (${how})`;
+    const error = `The Modus server ${stop}`;
     this.output.appendLine(`modus: ${error}${lines.length ? `; its last error:\n${lines.join('\n')}` : ''}`);
     this.hooks.stopping();
     this.store.dispatch({ type: 'mcp', servers: null }); // what a stopped server said of its MCP servers holds no more
@@ -137,13 +138,13 @@ export class Server implements ServerApi {
       }, restart.delayMs);
       return;
     }
-    const given = `${error}, ${this.restarts.policy.delaysMs.length + 1} times within ${this.restarts.window()}: it is not started again`;
-    this.store.dispatch({ type: 'server', server: { status: 'stopped', error: given, lines } });
+    const often = `${this.restarts.policy.delaysMs.length + 1} times within ${this.restarts.window()}: it is not started again`;
+    this.store.dispatch({ type: 'server', server: { status: 'stopped', error: `${error}, ${often}`, lines } });
     const fixes: [string, ServerFix][] = [
       ['Retry', 'restart'],
       ['Show Log', 'showLog'],
     ];
-    void vscode.window.showErrorMessage(`Modus: ${given}.`, ...fixes.map(([label]) => label)).then((picked) => {
+    void vscode.window.showErrorMessage(`Modus: the server ${stop}, ${often}.`, ...fixes.map(([label]) => label)).then((picked) => {
       const fix = fixes.find(([label]) => label === picked);
       if (fix) void this.fix(fix[1]);
     });
