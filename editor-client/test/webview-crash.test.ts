@@ -32,8 +32,15 @@ const SETUP: Action[] = [
   up({ kind: 'message_delta', turnId: 't1', text: 'Writing it.' }),
   { type: 'approval', id: 'a1', request: { kind: 'tool', title: 'Create a.txt?', detail: '+x', tool: 'write_to_file', agent: 'modus' } },
 ];
-const KILLED = 'The Modus server stopped (killed by SIGKILL)';
-const LINES = ['Traceback (most recent call last):', '  File "run.py", line 3, in main', 'RuntimeError: <b>boom</b>'];
+const STOPPED = 'The Modus server stopped (exited with code 1)';
+const LINES = [
+  'Traceback (most recent call last):',
+  '  File "server/state/store.py", line 132, in add_message',
+  '    self.db.execute(INSERT, row)',
+  'sqlite3.OperationalError: disk I/O error <b>',
+];
+/** MODUS_CRASH_BOX_SCREENSHOT=docs/crash-box.png saves the chat while the server is started again. */
+const screenshot = process.env.MODUS_CRASH_BOX_SCREENSHOT;
 const toWebview = (actions: Action[]) => actions.map((action) => ({ type: 'action', action }));
 
 describe('chat webview: the server stops by itself', () => {
@@ -56,9 +63,9 @@ describe('chat webview: the server stops by itself', () => {
     await page.locator('#busy').waitFor();
     await page.locator('#input').click(); // the user is in the composer when it happens
     await page.keyboard.type('and then');
-    await feed(page, toWebview([server({ status: 'stopped', error: KILLED, lines: LINES, restart: { attempt: 1, of: 5, delayMs: 1000 } })]));
+    await feed(page, toWebview([server({ status: 'stopped', error: STOPPED, lines: LINES, restart: { attempt: 1, of: 5, delayMs: 1000 } })]));
     await box().waitFor();
-    assert.equal(await box().locator('.server-title').textContent(), `${KILLED}.`);
+    assert.equal(await box().locator('.server-title').textContent(), `${STOPPED}.`);
     assert.equal(await box().locator('.server-lines').textContent(), LINES.join('\n'), 'as text');
     assert.equal(await box().locator('.server-restart').textContent(), 'Starting it again in 1 s (1 of 5)…');
     assert.deepEqual(await buttons(), ['Show Log']);
@@ -73,12 +80,13 @@ describe('chat webview: the server stops by itself', () => {
     await page.keyboard.press('Enter'); // it waits for the server
     assert.deepEqual((await posted(page)).filter((m) => m.type === 'send'), []);
     assert.equal(await page.locator('#input').inputValue(), 'and then');
+    if (screenshot) await page.screenshot({ path: screenshot });
     await box().getByRole('button', { name: 'Show Log' }).click();
     assert.deepEqual((await posted(page)).filter((m) => m.type === 'fixServer'), [{ type: 'fixServer', fix: 'showLog' }]);
   });
 
   it('while it starts again the box says so; once it runs the box goes, the chat notes it, the waiting message goes, Enter sends', async () => {
-    await feed(page, toWebview([server({ status: 'starting', error: KILLED, lines: LINES, restart: { attempt: 1, of: 5, delayMs: 1000 } })]));
+    await feed(page, toWebview([server({ status: 'starting', error: STOPPED, lines: LINES, restart: { attempt: 1, of: 5, delayMs: 1000 } })]));
     await box().locator('.server-restart', { hasText: 'Starting it again (1 of 5)…' }).waitFor();
     assert.deepEqual((await posted(page)).filter((m) => m.type === 'send'), []);
     await feed(
@@ -86,7 +94,7 @@ describe('chat webview: the server stops by itself', () => {
       toWebview([
         server({ status: 'running' }),
         { type: 'history', conversationId, messages: [{ id: 'm1', role: 'user', text: 'write a.txt', metadata: {} }] },
-        { type: 'note', text: `${KILLED} and was started again.` },
+        { type: 'note', text: `${STOPPED} and was started again.` },
       ]),
     );
     await box().waitFor({ state: 'hidden' });
@@ -102,8 +110,8 @@ describe('chat webview: the server stops by itself', () => {
   });
 
   it('a server that stopped too often: Retry and Show Log in place of the composer; after Retry, Enter sends', async () => {
-    const given = `${KILLED}, 6 times within 3 minutes: it is not started again`;
-    await feed(page, toWebview([server({ status: 'stopped', error: KILLED, lines: [], restart: { attempt: 5, of: 5, delayMs: 16000 } })]));
+    const given = `${STOPPED}, 6 times within 3 minutes: it is not started again`;
+    await feed(page, toWebview([server({ status: 'stopped', error: STOPPED, lines: [], restart: { attempt: 5, of: 5, delayMs: 16000 } })]));
     await page.locator('#input').click();
     await page.keyboard.type('not this one');
     await page.keyboard.press('Enter'); // waits for the restart, which does not come
