@@ -292,3 +292,38 @@ async def test_a_turn_stopped_at_the_request_limit_says_why(tmp_path):
         last = session.history(session.conversation_id).messages[-1]
     assert ended.error.type == "RequestLimit" and ended.error.message == last.text
     assert last.metadata["outcome"] == "cancelled" and last.metadata["error"]["type"] == "RequestLimit"
+
+
+class OutcomeAtEachMessage(MemoryHost):
+    """Records, as each message of a turn goes out, what the store has as the turn's outcome: a
+    server killed right after it had sent the message would find that on its next start."""
+
+    def __init__(self):
+        super().__init__()
+        self.session: Session | None = None
+        self.seen: list[tuple[str, str, str | None]] = []
+
+    def publish(self, update) -> None:
+        super().publish(update)
+        if update.kind == "message" and update.turn_id and self.session is not None:
+            self.seen.append((update.role, update.text, self.session.store.turn_outcome(update.turn_id)))
+
+
+async def test_a_reply_that_ends_the_turn_is_stored_with_its_end_and_a_stop_hook_that_sends_the_turn_on_opens_it(tmp_path):
+    """What follows the final reply (the context's measure, the Stop hooks, the wakes) is no work a
+    crash interrupts: the turn is over once its client has the reply. A Stop hook that sends it on
+    opens it again until its next end."""
+    marker = tmp_path / "stopped-once"
+    stop = f"test -e {marker} && exit 0; touch {marker}; echo 'Run the tests first.' >&2; exit 2"
+    host = OutcomeAtEachMessage()
+    turns = [{"text": "Done."}, {"text": "Tests run, done."}]
+    async with running(tmp_path, turns, host=host, hooks={"Stop": [{"hooks": [{"type": "command", "command": stop}]}]}) as session:
+        host.session = session
+        assert await chat(session, "go") == "completed"
+        [(turn_id, outcome)] = session.store.db.execute("SELECT id, outcome FROM turns").fetchall()
+    assert host.seen == [
+        ("assistant", "Done.", "completed"),
+        ("user", "Run the tests first.", None),
+        ("assistant", "Tests run, done.", "completed"),
+    ]
+    assert outcome == "completed" and host.of_kind("turn_ended")[-1].turn_id == turn_id

@@ -63,7 +63,8 @@ export function createLanguageClient(o: ClientOptions): LanguageClient {
         }
       },
     },
-    // One notification of our own (Server.fail) in place of the client's: no restarts, no toasts.
+    // The client neither restarts the server nor tells the user: the Server does both, once (a
+    // failed start: Server.fail; a stop by itself: Server.stopped, which restarts it with a backoff).
     initializationFailedHandler: () => false,
     errorHandler: {
       error: () => ({ action: ErrorAction.Shutdown, handled: true }),
@@ -94,7 +95,7 @@ class ApprovalsCapability implements StaticFeature {
   clear(): void {}
 }
 
-/** Logs to the output channel only: the extension tells the user itself, once (Server.fail). */
+/** Logs to the output channel only: the extension tells the user itself, once (Server.fail, Server.stopped). */
 class QuietLanguageClient extends LanguageClient {
   override error(message: string, data?: unknown): void {
     super.error(message, data, false);

@@ -1,15 +1,20 @@
 // The server process: started through the language client (with the interpreter and the API
-// keys), restarted, told the user's settings; when it cannot start or goes away, one
-// notification with the cause and the fixes.
+// keys), restarted, told the user's settings. When it cannot start: one notification with the
+// cause and the fixes. When it stops by itself (a crash): the chat tells how it ended and its last
+// error lines, and it is started again after a wait that doubles (Restarts) — this is the one
+// owner of restarts, the language client never restarts it — until it stops too often; then one
+// notification with Retry and Show Log.
 import * as vscode from 'vscode';
 import { LanguageClient, ServerOptions, State } from 'vscode-languageclient/node';
 import { CancellationLike, errorMessage, ModusApi, Rpc } from './protocol/client';
 import type { ApprovalRequest, ApprovalResponse, Update } from './protocol/generated';
-import { ServerProcess, spawnServer, StderrTail, within } from './protocol/process';
+import { describeExit, ExitStatus, ServerProcess, spawnServer, StderrTail, within } from './protocol/process';
+import { Restarts } from './protocol/restarts';
 import { buildSettings, explicitValue } from './protocol/settings';
 import { pickInterpreter, resolvePython, showInstallCommand } from './interpreter';
 import { createLanguageClient } from './languageClient';
 import { apiKeyEnv } from './secrets';
+import type { ServerView } from './protocol/view';
 import type { ViewStore } from './store';
 import type { ServerFix } from './webview/messages';
 
@@ -27,7 +32,7 @@ export interface ServerHooks {
   approval(request: ApprovalRequest, token: CancellationLike): Promise<ApprovalResponse>;
   /** the server runs: what the sidebar shows before anything happens */
   started(): Promise<void>;
-  /** the server is being stopped */
+  /** the server is being stopped, or stopped by itself */
   stopping(): void;
 }
 
@@ -35,6 +40,10 @@ export class Server implements ServerApi {
   private client: LanguageClient | undefined;
   /** counts starts and stops: a late event of an earlier server is ignored */
   private generation = 0;
+  /** the stops of the server by itself, and when to start it again */
+  private readonly restarts = new Restarts();
+  /** the automatic start waiting for its time */
+  private timer: ReturnType<typeof setTimeout> | undefined;
   api: ModusApi | undefined;
 
   constructor(
@@ -49,17 +58,22 @@ export class Server implements ServerApi {
     return this.api;
   }
 
-  async start(): Promise<void> {
+  /** Starts the server; `after`: the stop this start follows by itself (the chat keeps telling it while it starts). */
+  async start(after?: ServerView): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
     const generation = ++this.generation;
-    this.store.dispatch({ type: 'server', server: { status: 'starting' } });
+    this.store.dispatch({ type: 'server', server: after ? { ...after, status: 'starting' } : { status: 'starting' } });
     const python = await resolvePython();
     const env: NodeJS.ProcessEnv = { ...process.env, ...(await apiKeyEnv(this.context.secrets)) };
     const stderr = new StderrTail();
     let server: ServerProcess | undefined;
     // Not the workspace folder as cwd: `python -m server` would import a project's own `server`
     // package from there. The server learns the workspace from `initialize`.
+    let exit: ExitStatus | undefined;
     const serverOptions: ServerOptions = async () => {
       server = await spawnServer(python, { cwd: this.context.extensionPath, env }, stderr);
+      void server.exited.then((e) => (exit = e));
       return server.child;
     };
     let starting: Promise<void> = Promise.resolve();
@@ -87,15 +101,56 @@ export class Server implements ServerApi {
     client.onDidChangeState(async (e) => {
       if (e.newState !== State.Stopped || generation !== this.generation || this.client !== client) return;
       // stopped without being asked to: the server went away
-      await within(server?.closed ?? Promise.resolve(), 2000);
       this.api = undefined;
-      this.fail(python, stderr.cause() ?? `the server stopped (exit code ${server?.child.exitCode ?? 'unknown'})`);
+      await within(server?.closed ?? Promise.resolve(), 2000);
+      if (generation === this.generation) this.stopped(describeExit(exit), stderr.errorLines());
     });
-    this.store.dispatch({ type: 'server', server: { status: 'running' } });
-    await this.hooks.started();
+    try {
+      await this.hooks.started(); // the conversation shown again, as the server has it
+    } finally {
+      // it runs, and shows what it has: the composer sends from now on (not before: a message
+      // sent meanwhile would have its turn wiped from the chat by the conversation read again)
+      if (generation === this.generation && client.isRunning()) {
+        this.store.dispatch({ type: 'server', server: { status: 'running' } });
+        if (after) this.store.dispatch({ type: 'note', text: `${after.error} and was started again.` });
+      }
+    }
   }
 
-  /** The server could not start or went away: one notification with the cause and the fixes. */
+  /**
+   * The server stopped by itself (`how`: "killed by SIGKILL", "exited with code 1"; `lines`: the
+   * last error it wrote): told in the chat, and started again after a wait, unless it stopped
+   * too often: then one notification with Retry and Show Log.
+   */
+  private stopped(how: string, lines: string[]): void {
+    const stop = `stopped (${how})`;
+    const error = `The Modus server ${stop}`;
+    this.output.appendLine(`modus: ${error}${lines.length ? `; its last error:\n${lines.join('\n')}` : ''}`);
+    this.hooks.stopping();
+    this.store.dispatch({ type: 'mcp', servers: null }); // what a stopped server said of its MCP servers holds no more
+    const restart = this.restarts.stopped();
+    if (restart) {
+      const view: ServerView = { status: 'stopped', error, lines, restart };
+      this.store.dispatch({ type: 'server', server: view });
+      const generation = this.generation;
+      this.timer = setTimeout(() => {
+        if (generation === this.generation) void this.start(view);
+      }, restart.delayMs);
+      return;
+    }
+    const often = `${this.restarts.policy.delaysMs.length + 1} times within ${this.restarts.window()}: it is not started again`;
+    this.store.dispatch({ type: 'server', server: { status: 'stopped', error: `${error}, ${often}`, lines } });
+    const fixes: [string, ServerFix][] = [
+      ['Retry', 'restart'],
+      ['Show Log', 'showLog'],
+    ];
+    void vscode.window.showErrorMessage(`Modus: the server ${stop}, ${often}.`, ...fixes.map(([label]) => label)).then((picked) => {
+      const fix = fixes.find(([label]) => label === picked);
+      if (fix) void this.fix(fix[1]);
+    });
+  }
+
+  /** The server could not start: one notification with the cause and the fixes. */
   private fail(python: string, cause: string): void {
     const error = `${cause} (${python} -m server)`;
     this.output.appendLine(`modus: the server is not running: ${error}`);
@@ -132,6 +187,8 @@ export class Server implements ServerApi {
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
     this.generation++;
     this.hooks.stopping();
     const client = this.client;
@@ -140,7 +197,9 @@ export class Server implements ServerApi {
     if (client?.isRunning()) await client.stop();
   }
 
+  /** A start the user asked for (Retry, a new interpreter or API key): the stops before count no more. */
   async restart(): Promise<void> {
+    this.restarts.reset();
     await this.stop();
     await this.start();
   }

@@ -117,14 +117,16 @@ async def run_turn(
             await session.checkpoints.take(f"{agent}'s turn starts", conversation_id)
         stop = lambda: session.cancel(conversation_id)  # noqa: E731 - the user cancels from the progress UI
         async with session.host.progress(f"Modus: {agent} is working", on_cancel=stop):
-            outcome, answer = await run_loop(turn)
+            outcome, answer = await _work(turn)
             for _ in range(session.settings.max_hook_continuations):
                 words = await _stop_hooks(turn, outcome)
                 if not words:
                     break
-                said = turn.record("user", words, source="hook")  # a Stop hook's exit 2: its words, as the user's
+                with session.store.transaction():  # the turn goes on: a stop from here on interrupts it
+                    session.store.reopen_turn(turn.turn_id)
+                    said = turn.record("user", words, source="hook")  # a Stop hook's exit 2: its words, as the user's
                 turn.publish(MessageUpdate, turn_id=turn.turn_id, role="user", text=words, message_id=said.id)
-                outcome, answer = await run_loop(turn)
+                outcome, answer = await _work(turn)
         answer = answer if answer is not None else "\n\n".join(turn.said)
         if history_id is None:
             after = wakes_after(outcome, "\n\n".join(turn.said), agents=session.agents, self_name=agent, chain=chain, policy=session.wake_policy)
@@ -151,6 +153,15 @@ async def run_turn(
         summons.answer(outcome, answer or "")
     for wake in wakes:
         await session.runtimes.wake(conversation_id, wake.to, Summons(chain, wake.by, mentioned(wake.by)))
+    return outcome, answer
+
+
+async def _work(turn: Turn) -> tuple[str, str | None]:
+    """The model's work of the turn (run_loop), its end stored as soon as the work ends: a server
+    that stops during what follows (the Stop hooks, the wakes) interrupted no turn, and the next
+    start does not report it. The final reply stores it with itself (_ask_model)."""
+    outcome, answer = await run_loop(turn)
+    turn.session.store.end_turn(turn.turn_id, outcome)
     return outcome, answer
 
 
@@ -265,7 +276,10 @@ async def _ask_model(turn: Turn, task: Task) -> list[ToolCallRequest]:
         metadata["providerState"] = reply.state
     if reply.usage is not None:  # what the request took of the window, for the context bar after a restart
         metadata["contextUsed"] = context.provider_count(reply.usage)
-    stored = turn.record("assistant", visible, **metadata)
+    with session.store.transaction():
+        stored = turn.record("assistant", visible, **metadata)
+        if not calls:  # the final reply ends the turn (run_loop): stored with it, the turn is over
+            session.store.end_turn(turn.turn_id, "completed")  # before the context's measure, which may load the tokenizer
     if visible:
         turn.said.append(visible)
         turn.publish(MessageUpdate, turn_id=turn.turn_id, role="assistant", text=visible, message_id=stored.id)

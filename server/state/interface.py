@@ -32,6 +32,10 @@ class StateStore(Protocol):
 
     def end_turn(self, turn_id: str, outcome: str) -> None: ...
 
+    def reopen_turn(self, turn_id: str) -> None:
+        """The turn runs again after it ended (a Stop hook sent it on): open until it ends again."""
+        ...
+
     def open_turns(self) -> list[tuple[str, str, str]]:
         """(turn id, conversation id, agent) of the turns that never ended, oldest first."""
         ...

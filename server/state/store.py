@@ -174,6 +174,9 @@ class Store:
     def end_turn(self, turn_id: str, outcome: str) -> None:
         self.db.execute("UPDATE turns SET outcome = ? WHERE id = ?", (outcome, turn_id))
 
+    def reopen_turn(self, turn_id: str) -> None:
+        self.db.execute("UPDATE turns SET outcome = NULL WHERE id = ?", (turn_id,))
+
     def open_turns(self) -> list[tuple[str, str, str]]:
         """(turn id, conversation id, agent) of turns that never ended."""
         return self.db.execute("SELECT id, conversation_id, agent FROM turns WHERE outcome IS NULL ORDER BY started_at").fetchall()

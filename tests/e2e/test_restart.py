@@ -15,6 +15,7 @@ from protocol import methods
 from server.agent.conversations import INTERRUPTED_CALL, INTERRUPTED_NOTICE, INTERRUPTED_TURN
 from server.state.store import DB_NAME, Store
 
+from .conftest import script
 from .editor import Editor
 
 
@@ -122,6 +123,29 @@ async def test_an_interrupted_turn_is_reported_once_and_not_run_again(workspace:
             else:
                 assert updates == notices == []  # told once
             assert started == [] and len(model.requests) == requests  # nothing ran again by itself
+
+
+async def test_a_kill_after_the_final_reply_interrupted_no_turn(workspace: Path, tmp_path: Path):
+    """The reply that ends the turn is stored with its end: a kill while what follows it runs (here
+    a slow Stop hook; the context's measure, the wakes) is not reported as an interrupted turn."""
+    settings = script(workspace, {"text": "All done."}, {"text": "Still here."})
+    settings["hooks"] = {"Stop": [{"hooks": [{"type": "command", "command": "exec sleep 20", "timeout": 60}]}]}
+    first = Editor(workspace, tmp_path / "config")
+    await first.start(settings)
+    sent = await first.request(methods.CHAT_SEND, {"text": "finish it"})
+    await first.wait_for(lambda: [u for u in first.of_kind("message") if u["role"] == "assistant"])
+    await first.kill()
+    assert first.of_kind("turn_ended") == []  # killed while the turn's Stop hook ran
+
+    second = Editor(workspace, tmp_path / "config")
+    await second.start(settings)
+    try:
+        history = await second.request(methods.CHAT_HISTORY, {"conversationId": sent["conversationId"]})
+        notices = [m.message for m in second.client.messages if "interrupted" in m.message]
+    finally:
+        await second.stop()
+    assert [(m["role"], m["text"]) for m in history["messages"]] == [("user", "finish it"), ("assistant", "All done.")]
+    assert notices == [] and [u for u in second.of_kind("message") if u["role"] == "system"] == []
 
 
 async def test_a_database_of_a_newer_modus_is_refused_with_the_reason(workspace: Path, tmp_path: Path):

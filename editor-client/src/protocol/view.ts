@@ -27,6 +27,7 @@ import type {
   Update,
   UsageGetResult,
 } from './generated';
+import type { Restart } from './restarts';
 import { withRequest } from './usage';
 
 /** `undone`: a call the conversation no longer has, restored to just before it */
@@ -118,11 +119,20 @@ export interface TurnInfo {
   wokenBy?: string;
 }
 
-/** The language server process, as the chat shows it (the composer gives way to `failed`). */
+/**
+ * The language server process, as the chat shows it. `failed`: it could not start (the composer
+ * gives way to the fixes). `stopped`: it stopped by itself (a crash); it is started again after
+ * a wait (`restart`, kept while it starts again), unless it stopped too often (no `restart`: the
+ * composer gives way to Retry).
+ */
 export interface ServerView {
-  status: 'starting' | 'running' | 'failed';
-  /** why it failed, in one line (from the server's stderr when it said why) */
+  status: 'starting' | 'running' | 'failed' | 'stopped';
+  /** why it failed or stopped, in one line ("The Modus server stopped (killed by SIGKILL)") */
   error?: string;
+  /** after a stop: the last error lines the server wrote (none when it wrote none) */
+  lines?: string[];
+  /** after a stop: the automatic restart, the `attempt`th of at most `of`, after `delayMs` */
+  restart?: Restart;
 }
 
 export interface ViewState {
@@ -207,6 +217,8 @@ export type Action =
   | { type: 'sent'; result: ChatSendResult }
   | { type: 'error'; text: string }
   | { type: 'server'; server: ServerView }
+  /** a line of the extension's in the chat, e.g. that the server stopped and was started again */
+  | { type: 'note'; text: string }
   /**
    * shows a stored conversation (`modus/chat/history`) in place of the current entries; `restored`:
    * read again after a restore of the conversation (no turn runs: a call without an answer was undone)
@@ -345,7 +357,10 @@ export function reduce(view: ViewState, action: Action): ViewState {
     case 'error':
       return pushLocal(view, (id) => ({ type: 'error', id, text: action.text }));
     case 'server':
-      return { ...view, server: action.server };
+      // a server that does not run runs no turn and asks nothing: no spinner, no open question
+      return action.server.status === 'running' ? { ...view, server: action.server } : notRunning({ ...view, server: action.server });
+    case 'note':
+      return pushLocal(view, (id) => ({ type: 'system', id, text: action.text }));
     case 'conversations':
       return { ...view, conversations: action.conversations };
     case 'history':
@@ -383,6 +398,15 @@ export function reduce(view: ViewState, action: Action): ViewState {
     case 'condenseFailed':
       return pushLocal({ ...view, condensing: null }, (id) => ({ type: 'error', id, text: action.text }));
   }
+}
+
+/** The server stopped: its turns are over (their streams closed) and its questions withdrawn. */
+function notRunning(view: ViewState): ViewState {
+  if (view.running.length === 0 && !view.entries.some((e) => (e.type === 'assistant' && e.streaming) || (e.type === 'approval' && e.status === 'pending'))) return view;
+  const entries = view.entries.map((e): Entry =>
+    e.type === 'assistant' && e.streaming ? { ...e, streaming: false } : e.type === 'approval' && e.status === 'pending' ? { ...e, status: 'cancelled' } : e,
+  );
+  return { ...view, running: [], entries };
 }
 
 /**

@@ -27,6 +27,8 @@ export interface Composer {
   dismissed: string | null;
   /** whether the agents and the commands were asked for (on focus, or when first needed) */
   asked: boolean;
+  /** Enter was pressed while the server (re)started: the message goes once it runs */
+  held: boolean;
   /** the view last rendered (whether the server runs, the agents, the commands) */
   view: ViewState;
   send: HTMLButtonElement;
@@ -43,6 +45,7 @@ export function mount(host: Host, view: ViewState): Composer {
     completion: null,
     dismissed: null,
     asked: false,
+    held: false,
     view,
     send: byId<HTMLButtonElement>('send'),
     recalled: null,
@@ -92,6 +95,7 @@ export function render(c: Composer, view: ViewState, host: Host) {
     c.send.textContent = label;
     c.send.title = label === 'Queue' ? 'A turn is running: the message waits until it ends' : '';
   }
+  if (c.held) send(c, host);
   updateCompletion(c, host);
 }
 
@@ -265,7 +269,10 @@ function pick(c: Composer, i: number) {
 
 function send(c: Composer, host: Host) {
   const text = c.input.value.trim();
-  if (!text || c.view.server.status !== 'running') return;
+  const { status } = c.view.server;
+  // while the server starts (again) the message waits in the box, and goes once it runs
+  c.held = !!text && (status === 'starting' || (status === 'stopped' && !!c.view.server.restart));
+  if (!text || status !== 'running') return;
   host.post({ type: 'send', text });
   c.input.value = '';
   c.recalled = null;

@@ -75,14 +75,16 @@ export function chatHtml(o: HtmlOptions): string {
   <button id="send" type="submit">Send</button>
 </form>
 <section id="server" role="alert" hidden>
-  <div class="server-title">The Modus server is not running.</div>
+  <div class="server-title"></div>
   <div class="server-error"></div>
+  <pre class="server-lines" hidden></pre>
+  <div class="server-restart" hidden></div>
   <div class="buttons">
-    <button type="button" data-fix="pickInterpreter">Select Python Interpreter</button>
-    <button type="button" class="secondary" data-fix="openSettings">Open Setting</button>
-    <button type="button" class="secondary" data-fix="showInstall">Show Install Command</button>
-    <button type="button" class="secondary" data-fix="showLog">Show Log</button>
-    <button type="button" class="secondary" data-fix="restart">Retry</button>
+    <button type="button" data-fix="pickInterpreter" data-when="failed">Select Python Interpreter</button>
+    <button type="button" class="secondary" data-fix="openSettings" data-when="failed">Open Setting</button>
+    <button type="button" class="secondary" data-fix="showInstall" data-when="failed">Show Install Command</button>
+    <button type="button" class="secondary" data-fix="showLog" data-when="failed stopped restarting">Show Log</button>
+    <button type="button" class="secondary" data-fix="restart" data-when="failed stopped">Retry</button>
   </div>
 </section>
 <script nonce="${attr(o.nonce)}" src="${attr(o.scriptUri)}"></script>

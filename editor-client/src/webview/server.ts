@@ -1,5 +1,7 @@
-// The server's state below the log: a hint while it starts; when it failed, the error and the
-// buttons that fix it in place of the composer, which takes no message until it runs.
+// The server's state below the log: a hint while it starts. When it could not start, the error
+// and the buttons that fix it, in place of the composer. When it stopped by itself (a crash): how
+// it ended and its last error lines, with Show Log; while it is started again the composer stays
+// (Send waits until it runs); when it stopped too often, Retry in place of the composer.
 import type { ViewState } from '../protocol/view';
 import { byId, Host } from './dom';
 import type { ServerFix } from './messages';
@@ -24,11 +26,40 @@ export function mount(host: Host): Server {
   return s;
 }
 
+/** What the box shows: a failed start, a stop with the restart to come, a stop for good, or nothing. */
+function shown(view: ViewState): 'failed' | 'restarting' | 'stopped' | null {
+  const { status, restart } = view.server;
+  if (status === 'failed') return 'failed';
+  if (restart && (status === 'stopped' || status === 'starting')) return 'restarting';
+  return status === 'stopped' ? 'stopped' : null;
+}
+
 export function render(s: Server, view: ViewState) {
-  const status = view.server.status;
-  s.box.hidden = status !== 'failed';
-  s.composer.hidden = status === 'failed';
-  s.starting.hidden = status !== 'starting';
+  const { status, error, lines = [], restart } = view.server;
+  const box = shown(view);
+  s.box.hidden = box === null;
+  s.box.dataset.state = box ?? '';
+  s.composer.hidden = box === 'failed' || box === 'stopped';
+  s.starting.hidden = status !== 'starting' || box !== null;
   s.send.disabled = status !== 'running';
-  s.box.querySelector('.server-error')!.textContent = view.server.error ?? '';
+  if (box === null) return;
+  text(s.box.querySelector('.server-title')!, box === 'failed' ? 'The Modus server is not running.' : `${error ?? 'The Modus server stopped'}.`);
+  text(s.box.querySelector('.server-error')!, box === 'failed' ? (error ?? '') : '');
+  const pre = s.box.querySelector<HTMLElement>('.server-lines')!;
+  text(pre, box === 'failed' ? '' : lines.join('\n'));
+  pre.hidden = !pre.textContent;
+  const again = s.box.querySelector<HTMLElement>('.server-restart')!;
+  const attempt = restart ? ` (${restart.attempt} of ${restart.of})` : '';
+  text(again, !restart ? '' : status === 'starting' ? `Starting it again${attempt}…` : `Starting it again in ${seconds(restart.delayMs)}${attempt}…`);
+  again.hidden = !again.textContent;
+  s.box.querySelectorAll<HTMLButtonElement>('button[data-fix]').forEach((b) => (b.hidden = !(b.dataset.when ?? '').split(' ').includes(box)));
+}
+
+function text(e: Element, value: string) {
+  if (e.textContent !== value) e.textContent = value;
+}
+
+function seconds(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.round(s / 60)} min`;
 }

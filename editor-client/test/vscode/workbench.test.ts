@@ -2,10 +2,13 @@
 // host), driven as a user would from headless Chromium: a failed start, the fix through the
 // settings, the sidebar chat with an approval, the file on disk, the palette mode switch, the
 // status bar, a FileRestrictionError card, cancelling a pending approval, the header at the
-// sidebar's width, and a reload that brings the conversation back. The profile is a new user's:
-// no model configured, the chat offers to set one up.
+// sidebar's width, a reload that brings the conversation back, and the server killed (SIGKILL) twice:
+// the chat says how it ended, it starts again by itself, the conversation is back, Enter sends, and
+// only the turn that was running is told interrupted. The profile is a new user's: no model
+// configured, the chat offers to set one up.
 // Needs MODUS_CODE_SERVER_DIR (scripts/code-server.sh) and MODUS_VSIX; run by scripts/test.sh.
-// MODUS_SETUP_SCREENSHOT=docs/setup.png saves the workbench with the set-up card.
+// MODUS_CRASH_SCREENSHOT=docs/crash.png saves the chat after the first kill and its restart;
+// MODUS_SETUP_SCREENSHOT=docs/setup.png the workbench with the set-up card.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,6 +36,7 @@ const codeServerDir = process.env.MODUS_CODE_SERVER_DIR;
 const vsix = process.env.MODUS_VSIX;
 const screenshot = process.env.MODUS_WORKBENCH_SCREENSHOT;
 const setupShot = process.env.MODUS_SETUP_SCREENSHOT;
+const crashScreenshot = process.env.MODUS_CRASH_SCREENSHOT;
 
 describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir || !vsix ? 'MODUS_CODE_SERVER_DIR and MODUS_VSIX are not set' : false }, () => {
   let wb: Workbench;
@@ -238,6 +242,78 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     const decided = card.locator('[data-approval]');
     assert.equal(await decided.evaluate((e) => getComputedStyle(e).borderLeftWidth), '1px');
     assert.notEqual(await decided.evaluate((e) => getComputedStyle(e).borderLeftColor), pendingBorder);
+  });
+
+  /** Kills the server of the page with SIGKILL; resolves with its pid once the chat says how it ended. */
+  const killServer = async (): Promise<number> => {
+    const pid = wb.serverPids().at(-1);
+    assert.ok(pid, 'a server runs');
+    process.kill(pid, 'SIGKILL');
+    await chat().locator('#server .server-title', { hasText: 'The Modus server stopped (killed by SIGKILL).' }).waitFor({ timeout: 30_000 });
+    return pid;
+  };
+  /** Types in the composer and sends with Enter, key by key, as a user does. */
+  const typeAndEnter = async (text: string) => {
+    await chat().locator('#input').click();
+    await wb.page.keyboard.type(text);
+    await wb.page.keyboard.press('Enter');
+  };
+  const replies = () => chat().locator('.msg.assistant', { hasText: 'Wrote hello.txt.' });
+  const interrupted = () => chat().locator('.note.turn-interrupted', { hasText: 'The turn of modus was interrupted' });
+  const restartedNote = 'The Modus server stopped (killed by SIGKILL) and was started again.';
+
+  step('a kill -9 while a turn waits: told as a stop, the spinner stops, the question goes; it starts again by itself', async () => {
+    await wb.send('Now the app');
+    const approval = chat().locator('[data-approval]').last();
+    await approval.locator('button.approve').waitFor();
+    await chat().locator('#busy').waitFor();
+    const killed = await killServer();
+    const box = chat().locator('#server');
+    assert.deepEqual(await box.locator('button:visible').allTextContents(), ['Show Log'], 'a crash is no failed start: no interpreter fixes');
+    assert.equal(await chat().locator('#busy').isVisible(), false, 'the spinner stopped');
+    assert.equal(await approval.locator('button.approve').count(), 0, 'the question went with the server');
+    // no click: it starts again, and the conversation is read again
+    await box.waitFor({ state: 'hidden', timeout: 30_000 });
+    await chat().locator('#log .msg').last().filter({ hasText: restartedNote }).waitFor({ timeout: 30_000 });
+    assert.notEqual(wb.serverPids().at(-1), killed);
+    await chat().locator('.msg.user', { hasText: 'Now the app' }).waitFor();
+    assert.equal(await interrupted().count(), 1, 'the turn that was running');
+    assert.equal(existsSync(join(wb.workspace, 'src', 'app.py')), false);
+    assert.deepEqual((await wb.notifications()).filter((m) => /did not start/.test(m)), [], 'no failed-start notification');
+  });
+
+  step('after the restart Enter sends: the message is answered as before', async () => {
+    // a new server: the script starts again at its first turn (hello.txt)
+    const wrote = await replies().count();
+    await typeAndEnter('Write hello.txt once more');
+    await chat().locator('.msg.user', { hasText: 'Write hello.txt once more' }).waitFor();
+    assert.equal(await chat().locator('#input').inputValue(), '');
+    await chat().locator('[data-approval] button.approve').last().click();
+    await replies().nth(wrote).waitFor();
+    await chat().locator('#busy').waitFor({ state: 'hidden' });
+    if (crashScreenshot) await wb.page.screenshot({ path: crashScreenshot });
+  });
+
+  step('a kill -9 after a finished reply: started again, no turn told interrupted, Enter sends', async () => {
+    // the script's third turn: src/app.py, then its last words
+    const answers = () => chat().locator('.msg.assistant', { hasText: 'Architect mode may only edit Markdown.' });
+    const answered = await answers().count();
+    await typeAndEnter('Now the app, really');
+    await chat().locator('[data-approval] button.approve').last().click();
+    await answers().nth(answered).waitFor(); // killed as soon as the reply shows
+    await killServer();
+    await chat().locator('#server').waitFor({ state: 'hidden', timeout: 30_000 });
+    // the conversation read again, then the note (the earlier one went with the reload)
+    await chat().locator('#log .msg').last().filter({ hasText: restartedNote }).waitFor({ timeout: 30_000 });
+    assert.equal(await chat().locator('.msg.system', { hasText: restartedNote }).count(), 1);
+    await chat().locator('.msg.user', { hasText: 'Now the app, really' }).waitFor();
+    await answers().nth(answered).waitFor();
+    assert.equal(await interrupted().count(), 1, 'still only the turn killed while it ran');
+    await typeAndEnter('Thanks');
+    await chat().locator('.msg.user', { hasText: 'Thanks' }).waitFor();
+    await chat().locator('#cancel').click(); // the script's first turn again: its question is not needed
+    await chat().locator('.note.turn-cancelled').last().waitFor();
+    assert.deepEqual(wb.extensionErrors(), []);
   });
 
   step('Modus: Set Up a Model opens the card again; Save makes the model the default in the User settings', async () => {

@@ -2,7 +2,7 @@
 // a browser, a real Node extension host) with the packaged .vsix installed into private folders,
 // driven from headless Chromium. Installed by scripts/code-server.sh.
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -172,6 +172,24 @@ export class Workbench {
   writeSettings(settings: Record<string, unknown>): void {
     mkdirSync(join(this.userData, 'User'), { recursive: true });
     writeFileSync(join(this.userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  }
+
+  /** The Modus servers of the workbench's extension hosts (`python -m server`, run in the installed
+   * extension's folder), oldest first: the last is the one of the page loaded last. */
+  serverPids(): number[] {
+    const found: [number, number][] = [];
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const args = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+        if (!(args.includes('-m') && args.includes('server') && readlinkSync(`/proc/${name}/cwd`).startsWith(this.extensions))) continue;
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        found.push([Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]), Number(name)]); // its start time
+      } catch {
+        // gone meanwhile, or not ours to read
+      }
+    }
+    return found.sort((a, b) => a[0] - b[0]).map(([, pid]) => pid);
   }
 
   /** Every log file VS Code wrote (extension host, output channels), concatenated. */
