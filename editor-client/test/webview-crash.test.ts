@@ -6,26 +6,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { Update } from '../src/protocol/generated';
-import { NO_USAGE } from '../src/protocol/usage';
 import type { Action, ServerView } from '../src/protocol/view';
 import { feed, launch, openChat, posted } from './browser';
+import { stateAction, toWebview } from './actions';
 
 const conversationId = 'conv-crash';
 const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as Update });
 const server = (s: ServerView): Action => ({ type: 'server', server: s });
 const SETUP: Action[] = [
-  {
-    type: 'state',
-    state: {
-      mode: { slug: 'code', name: 'Code' },
-      phase: 'act',
-      conversationId,
-      yolo: false,
-      task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
-      usage: NO_USAGE,
-      plan: { state: 'normal', completedSteps: [] },
-    },
-  },
+  stateAction(conversationId),
   server({ status: 'running' }),
   up({ kind: 'turn_started', turnId: 't1', agent: 'modus' }),
   up({ kind: 'message', turnId: 't1', role: 'user', text: 'write a.txt' }),
@@ -41,7 +30,6 @@ const LINES = [
 ];
 /** MODUS_CRASH_BOX_SCREENSHOT=docs/crash-box.png saves the chat while the server is started again. */
 const screenshot = process.env.MODUS_CRASH_BOX_SCREENSHOT;
-const toWebview = (actions: Action[]) => [{ type: 'actions', actions }];
 
 describe('chat webview: the server stops by itself', () => {
   let browser: Browser;

@@ -7,10 +7,10 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { Action } from '../src/protocol/view';
 import { feed, launch, openChat, posted } from './browser';
+import { toWebview } from './actions';
 
 const conversationId = 'conv-md';
 const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
-const toWebview = (actions: Action[]) => [{ type: 'actions', actions }];
 
 /** The scripted reply: a heading, a list, a table, a fence, the bait, a web link, paths. */
 const REPLY = [

@@ -4,23 +4,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { CommandInfo, RuleInfo } from '../src/protocol/generated';
-import { NO_USAGE } from '../src/protocol/usage';
 import type { Action } from '../src/protocol/view';
 import { completionRows, feed, launch, openChat, posted } from './browser';
+import { stateAction, toWebview } from './actions';
 
 const conversationId = 'conv-project';
-const state: Action = {
-  type: 'state',
-  state: {
-    mode: { slug: 'code', name: 'Code' },
-    phase: 'act',
-    conversationId,
-    yolo: false,
-    task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
-    usage: NO_USAGE,
-    plan: { state: 'normal', completedSteps: [] },
-  },
-};
+const state = stateAction(conversationId);
 const RULES: RuleInfo[] = [
   { path: 'AGENTS.md', format: 'agents', scope: 'always', active: true, tokens: 40 },
   { path: '.roo/rules-code/style.md', format: 'roo', scope: 'mode', modes: ['code'], active: true, tokens: 1200 },
@@ -32,7 +21,6 @@ const COMMANDS: CommandInfo[] = [
   { name: 'release', source: 'global', path: '/home/me/.config/modus/commands/release.md' },
   { name: 'git:commit', description: 'Commit the staged changes', source: 'workspace', path: '.modus/commands/git/commit.md' },
 ];
-const toWebview = (actions: Action[]) => [{ type: 'actions', actions }];
 
 describe('chat webview: the rules in the header and the /-completion of the commands', () => {
   let browser: Browser;

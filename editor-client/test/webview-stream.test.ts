@@ -6,13 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { NO_USAGE } from '../src/protocol/usage';
 import type { Action } from '../src/protocol/view';
 import { feed, launch, openChat, posted } from './browser';
+import { stateAction, toWebview } from './actions';
 
 const conversationId = 'conv-stream';
 const up = (u: Record<string, unknown>): Action => ({ type: 'update', update: { conversationId, ...u } as any });
-const toWebview = (actions: Action[]) => [{ type: 'actions', actions }];
 
 /** A finished turn of `n` tool cards (read_file, completed). */
 function oldTurn(n: number): Action[] {
@@ -187,8 +186,7 @@ describe('chat webview: streaming and what a screen reader hears', () => {
   });
 
   it('first run: no model configured, the empty chat offers to choose one; a test and a save go to the extension; the examples fill the box', async () => {
-    const scripted = { type: 'state', state: { mode: { slug: 'code', name: 'Code' }, phase: 'act', conversationId, yolo: false, task: { id: 't', mode: 'code', phase: 'act', model: { provider: 'scripted' } }, usage: NO_USAGE, plan: { state: 'normal', completedSteps: [] } } } as unknown as Action;
-    const page = await open([scripted]);
+    const page = await open([stateAction(conversationId)]);
     const card = page.getByRole('region', { name: 'Set up a model' });
     await card.waitFor();
     await card.getByLabel('Provider').selectOption({ label: 'OpenAI-compatible server (Ollama, LM Studio, vLLM…)' });

@@ -5,35 +5,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { NO_USAGE } from '../src/protocol/usage';
-import type { HistoryMessage, State } from '../src/protocol/generated';
+import type { HistoryMessage } from '../src/protocol/generated';
 import type { Action } from '../src/protocol/view';
+import { stateAction, toWebview } from './actions';
 import { CLIENT_DIR, completionRows, feed, launch, openChat, posted } from './browser';
 
 const session: { actions: Action[] } = JSON.parse(
   readFileSync(join(CLIENT_DIR, 'test', 'fixtures', 'session.json'), 'utf8'),
 );
-const toWebview = (actions: Action[]) => [{ type: 'actions', actions }];
-
-/** A `state` action: the conversation in Code mode, ACT, its task on the scripted model; `more`
- * overrides (the plan, the phase, yolo, the context window, the task's id). */
-function stateAction(conversationId: string, more: Partial<State> & { taskId?: string } = {}): Action {
-  const { taskId = 't', ...rest } = more;
-  return {
-    type: 'state',
-    state: {
-      mode: { slug: 'code', name: 'Code' },
-      phase: 'act',
-      conversationId,
-      yolo: false,
-      task: { id: taskId, mode: 'code', phase: 'act', model: { provider: 'scripted', model: null, reasoningEffort: null, thinkingBudgetTokens: null, maxTokens: null } },
-      usage: NO_USAGE,
-      plan: { state: 'normal', completedSteps: [] },
-      ...rest,
-    },
-  };
-}
-
 describe('chat webview (headless Chromium)', () => {
   let browser: Browser;
   let page: Page;
