@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
 
 from protocol import GroupOptions
 from server.modes import ALWAYS_AVAILABLE, BUILTIN_MODES, GROUP_TOOLS, ModeRegistry, Pattern, global_modes_path, parse_modes
-from server.untrusted import LOAD_SECONDS
 from server.userdirs import state_dir
 
 
@@ -332,13 +330,10 @@ async def test_a_big_modes_file_of_many_modes_loads_within_the_time_limit(tmp_pa
     assert 1.4 * 1024 * 1024 < len(text.encode()) <= 2 * 1024 * 1024
     write(tmp_path / ".roomodes", text)
     reg = ModeRegistry(tmp_path, tmp_path / "global" / "modes.yaml")
-    started = time.perf_counter()
-    await reg.refresh_off_loop()  # refused if it takes longer than the time limit
-    took = time.perf_counter() - started
+    await reg.refresh_off_loop()  # refused, with a diagnostic, if it takes longer than the time limit
     assert reg.diagnostics(tmp_path / ".roomodes") == ()
     custom = [m for m in reg.modes if m.source == "project"]
     assert len(custom) > 300 and custom[-1].group("edit").file_regex.search("docs/a.mdx")
-    assert took < LOAD_SECONDS / 2  # with room to spare on a busy machine
 
 
 def test_a_modes_file_over_2_mib_is_refused_naming_the_limit(tmp_path):
