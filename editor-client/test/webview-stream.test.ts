@@ -285,4 +285,24 @@ describe('chat webview: streaming and what a screen reader hears', () => {
     assert.deepEqual(await page.locator('#log .msg.user .text').allTextContents(), ['build it', 'and test it']);
     await page.close();
   });
+
+  it('a high-contrast theme: cards and messages get borders in the contrast colour, the focus an outline in the active one', async () => {
+    const page = await open([up({ kind: 'message', role: 'user', text: 'hi' }), up({ kind: 'tool_call', toolCallId: 'r', name: 'read_file', params: { path: 'a.py' }, status: 'completed', result: 'x' })]);
+    await page.evaluate(() => {
+      document.body.classList.add('vscode-high-contrast');
+      document.documentElement.style.setProperty('--vscode-contrastBorder', 'rgb(111, 195, 223)');
+      document.documentElement.style.setProperty('--vscode-contrastActiveBorder', 'rgb(243, 133, 24)');
+    });
+    const border = (selector: string) => page.locator(selector).first().evaluate((e) => getComputedStyle(e).borderTopColor);
+    assert.equal(await border('.card.tool'), 'rgb(111, 195, 223)');
+    assert.equal(await border('.msg.user'), 'rgb(111, 195, 223)');
+    await page.locator('#input').focus();
+    await page.keyboard.press('Shift+Tab'); // a keyboard focus: focus-visible
+    const outline = await page.evaluate(() => {
+      const e = document.activeElement as HTMLElement;
+      return [getComputedStyle(e).outlineColor, getComputedStyle(e).outlineWidth];
+    });
+    assert.deepEqual(outline, ['rgb(243, 133, 24)', '2px']);
+    await page.close();
+  });
 });
