@@ -77,7 +77,7 @@ describe('several agents in a real VS Code (code-server)', { skip: !codeServerDi
     chat()
       .locator('#log > .turn')
       .evaluateAll((turns) =>
-        turns.map((t) => `${t.querySelector('.turn-head')!.textContent} | ${[...t.querySelectorAll('.msg')].map((m) => m.textContent).join(' | ')}`),
+        turns.map((t) => `${t.querySelector('.turn-head')!.textContent} | ${[...t.querySelectorAll('.msg')].map((m) => (m.querySelector('.text') ?? m).textContent).join(' | ')}`),
       );
 
   step('@ in the sidebar composer lists both agents with their kind and mode; the keyboard picks one', async () => {

@@ -102,7 +102,8 @@ describe('Markdown, code blocks and links in a real VS Code (code-server)', { sk
     await reply().locator('.code-block').getByRole('button', { name: 'Insert at Cursor' }).click();
     await activeEditor().locator('.view-lines', { hasText: 'def greet(name: str) -> str:' }).waitFor();
     assert.match((await activeTab().getAttribute('aria-label')) ?? '', /^app\.py/);
-    await wb.page.keyboard.press('Control+S'); // the editor has the focus again
+    await activeEditor().locator('.view-lines').click(); // the focus in the editor (the click left it in the chat)
+    await wb.page.keyboard.press('Control+S');
     await activeTab().and(wb.page.locator(':not(.dirty)')).waitFor();
     assert.equal(readFileSync(join(wb.workspace, 'src', 'app.py'), 'utf8'), APP + CODE.trimEnd());
     if (screenshot) await wb.page.screenshot({ path: shot('-insert') });
