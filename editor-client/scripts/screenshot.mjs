@@ -17,7 +17,7 @@ try {
   const actions = session.actions;
   const lastAnswer = actions.map((a) => a.type).lastIndexOf('approvalAnswered');
   const shown = process.argv.includes('--all') || lastAnswer < 0 ? actions : actions.slice(0, lastAnswer);
-  await feed(page, shown.map((action) => ({ type: 'action', action })));
+  await feed(page, [{ type: 'actions', actions: shown }]);
   await page.waitForTimeout(200);
   // grow the viewport until the whole transcript fits (the log is the scrolling element)
   const overflow = await page.evaluate(() => {
