@@ -9,6 +9,7 @@ import yaml
 from helpers import chat, running, until
 from memory_host import MemoryHost
 from protocol import ChatEditParams, ChatSendParams
+from server.errors import BadRequest
 
 
 def call(name, **arguments):
@@ -77,3 +78,21 @@ async def test_edit_and_resend_with_one_of_modus_own_commands(tmp_path):
     assert sent.command == "plan" and sent.text == "think first" and session.phase == "plan"
     assert texts == ["think first", "planning"]
     assert [u.message_id for u in host.of_kind("conversation_cut")] == [first.id]
+
+
+async def test_an_edit_whose_mode_command_cannot_run_cuts_nothing(tmp_path):
+    host = MemoryHost()
+    async with running(tmp_path, [{"text": "one"}], host=host) as session:
+        cid = session.conversation_id
+        await chat(session, "first")
+        first = session.history(cid).messages[0]
+        refused = []
+        for text in ("/mode nosuch then go", "/mode"):
+            try:
+                await session.resend.edit(ChatEditParams(message_id=first.id, text=text))
+            except BadRequest as exc:
+                refused.append(str(exc))
+        texts = [m.text for m in session.history(cid).messages]
+    assert refused[0] == "text: /mode: Invalid mode: nosuch"
+    assert refused[1].startswith("text: /mode: /mode <slug>, where the slug is one of `code`")
+    assert texts == ["first", "one"] and host.of_kind("conversation_cut") == []

@@ -54,6 +54,20 @@ def parse(text: str) -> tuple[str, str] | None:
     return match[1], text[match.end():].strip()
 
 
+def check(text: str, modes) -> None:
+    """What can be known of a command before it runs, checked (an edit checks before it cuts the
+    conversation): `/mode` needs a slug of a mode that exists. BadRequest `text: /mode: …`."""
+    typed = parse(text)
+    if typed is None or typed[0] != "mode":
+        return
+    slug = typed[1].partition(" ")[0]
+    if not slug:
+        listed = ", ".join(f"`{m.slug}`" for m in modes.modes)
+        raise BadRequest(f"text: /mode: /mode <slug>, where the slug is one of {listed}")
+    if modes.get(slug) is None:
+        raise BadRequest(f"text: /mode: Invalid mode: {slug}")
+
+
 class OwnCommands:
     """Runs Modus's commands in front of the Intake: a message that starts with one runs it, and
     what follows goes on to the Intake as the message."""
@@ -86,15 +100,14 @@ class OwnCommands:
         try:
             return await self._run(name, rest, cid)
         except BadRequest as exc:
-            raise BadRequest(f"text: /{name}: {exc}") from None
+            said = str(exc)
+            raise BadRequest(said if said.startswith("text: ") else f"text: /{name}: {said}") from None
 
     async def _run(self, name: str, rest: str, cid: str) -> str:
         switcher = self.intake.switcher
         if name == "mode":
+            check(f"/mode {rest}", self.config.modes)
             slug, _, rest = rest.partition(" ")
-            if not slug:
-                modes = ", ".join(f"`{m.slug}`" for m in self.config.modes.modes)
-                raise BadRequest(f"/mode <slug>, where the slug is one of {modes}")
             switcher.switch_mode(slug, by="user", conversation_id=cid)
             rest = rest.strip()
             if not rest:

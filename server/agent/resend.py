@@ -27,7 +27,7 @@ from .configuration import Configuration
 from .conversations import Conversations
 from .history import RETRYABLE
 from .intake import Intake
-from .own_commands import parse as own_command
+from .own_commands import check as check_command, parse as own_command
 from .runtimes import Runtimes
 
 if TYPE_CHECKING:
@@ -99,6 +99,8 @@ class Resend:
             raise BadRequest(f"messageId: {message.id} is not a message the user wrote (only those can be edited)")
         send = protocol.ChatSendParams(text=params.text, conversation_id=cid)
         own = own_command(params.text) is not None  # a command of Modus's own runs once the cut is made
+        if own:
+            check_command(params.text, self.config.modes)  # what can fail before it runs fails before the cut
         prepared = None if own else await self.intake.prepare(send)
         self.runtimes.refuse_if_busy(cid, "conversationId")  # a turn may have started while the hooks ran
         files = await self.files(cid, seq) if params.files else {}
