@@ -73,11 +73,13 @@ class Read:
 
 
 class Budget:
-    """What a read of many small files (rules, commands, skills) may hold together."""
+    """What a read of many small files (rules, commands, skills) may hold together: `what` names
+    them in a refusal ("the rules together would be larger than 1 MiB")."""
 
-    def __init__(self, total: int):
+    def __init__(self, total: int, what: str):
         self.total = total
         self.left = total
+        self.what = what
 
     def take(self, text: str) -> bool:
         """Whether `text` fits in what is left (then it is taken from it)."""
@@ -87,8 +89,18 @@ class Budget:
         self.left -= size
         return True
 
-    def refusal(self, what: str) -> str:
-        return f"the {what} together would be larger than {_size(self.total)}; it was left out"
+    def read(self, path: Path, max_bytes: int, *, inside: Path, shown: str, skipped: list[str]) -> str | None:
+        """One of the files: its text (read_text's bounds, then this budget's), None when there is
+        no file or it was refused; a refusal goes to `skipped` as `<shown>: <why>`."""
+        try:
+            text = read_text(path, max_bytes, inside=inside)
+        except Refused as exc:
+            skipped.append(f"{shown}: {exc}")
+            return None
+        if text is not None and not self.take(text):
+            skipped.append(f"{shown}: the {self.what} together would be larger than {_size(self.total)}; it was left out")
+            return None
+        return text
 
 
 def looked_at(paths: Iterable[Path]) -> tuple[tuple[Path, Signature | None], ...]:

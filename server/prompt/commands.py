@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..untrusted import Budget, Read, Refused, check_inside, looked_at, read_text, walk
+from ..untrusted import Budget, Read, Refused, check_inside, looked_at, walk
 from .rules import FrontMatter
 
 MAX_FILE_BYTES = 64 * 1024
@@ -80,7 +80,7 @@ def load_commands(root: Path, global_dir: Path | None = None) -> Commands:
     found: dict[str, PromptCommand] = {}
     skipped: list[str] = []
     seen: list[Path] = []
-    budget = Budget(MAX_TOTAL_BYTES)
+    budget = Budget(MAX_TOTAL_BYTES, "command files")
     places = [(root / rel, nested, root, "workspace") for rel, nested in FOLDERS]
     if global_dir is not None:
         places.append((global_dir, True, Path(os.path.realpath(global_dir)), "global"))
@@ -111,15 +111,8 @@ def _command(path: Path, name: str, shown: str, source: str, inside: Path, skipp
     if not NAME.fullmatch(name):
         skipped.append(f"{shown}: '{name}' is not a command name (letters, digits, '_' and '-')")
         return None
-    try:
-        text = read_text(path, MAX_FILE_BYTES, inside=inside)
-    except Refused as exc:
-        skipped.append(f"{shown}: {exc}")
-        return None
+    text = budget.read(path, MAX_FILE_BYTES, inside=inside, shown=shown, skipped=skipped)
     if text is None:
-        return None
-    if not budget.take(text):
-        skipped.append(f"{shown}: {budget.refusal('command files')}")
         return None
     front = FrontMatter(text)
     if front.problem:

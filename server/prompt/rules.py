@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection, Iterable, Literal
 
-from ..untrusted import Budget, Read, Refused, check_inside, load_yaml, looked_at, read_text, walk
+from ..untrusted import Budget, Read, Refused, check_inside, load_yaml, looked_at, walk
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024
@@ -317,7 +317,7 @@ class _Reader:
         self.files: list[RuleFile] = []
         self.skipped: list[str] = []
         self.seen: list[Path] = []
-        self.budget = Budget(MAX_TOTAL_BYTES)
+        self.budget = Budget(MAX_TOTAL_BYTES, "rules")
         self.folder_files = 0
 
     def name(self, path: Path, inside: Path) -> str:
@@ -366,17 +366,7 @@ class _Reader:
         return FrontMatter(text).body.strip(), _identity(other)
 
     def read(self, path: Path, name: str, inside: Path) -> str | None:
-        try:
-            text = read_text(path, MAX_FILE_BYTES, inside=inside)
-        except Refused as exc:
-            self.skipped.append(f"{name}: {exc}")
-            return None
-        if text is None:
-            return None
-        if not self.budget.take(text):
-            self.skipped.append(f"{name}: {self.budget.refusal('rules')}")
-            return None
-        return text
+        return self.budget.read(path, MAX_FILE_BYTES, inside=inside, shown=name, skipped=self.skipped)
 
     def folder(self, folder: Path, fmt: Format, *, inside: Path | None = None, modes: tuple[str, ...] = (),
                take=lambda rel: True) -> None:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..untrusted import Budget, Read, Refused, check_inside, looked_at, read_text, walk
+from ..untrusted import Budget, Read, Refused, check_inside, looked_at, walk
 from .rules import FrontMatter
 
 MAX_SKILL_BYTES = 64 * 1024
@@ -64,7 +64,7 @@ def load_skills(root: Path, global_dirs: tuple[Path, ...] = ()) -> Skills:
     found: dict[str, Skill] = {}
     skipped: list[str] = []
     seen: list[Path] = []
-    budget = Budget(MAX_TOTAL_BYTES)
+    budget = Budget(MAX_TOTAL_BYTES, "skills")
     places = [(root / ".modus" / "skills", root, "workspace"), (root / ".claude" / "skills", root, "workspace")]
     places += [(folder, Path(os.path.realpath(folder)), "global") for folder in global_dirs]
     for folder, inside, source in places:
@@ -91,15 +91,8 @@ def _skill(folder: Path, root: Path, inside: Path, source: str, skipped: list[st
     path = folder / "SKILL.md"
     shown = path.relative_to(root).as_posix() if source == "workspace" else str(path)
     seen.append(folder)
-    try:
-        text = read_text(path, MAX_SKILL_BYTES, inside=inside)
-    except Refused as exc:
-        skipped.append(f"{shown}: {exc}")
-        return None
+    text = budget.read(path, MAX_SKILL_BYTES, inside=inside, shown=shown, skipped=skipped)
     if text is None:
-        return None
-    if not budget.take(text):
-        skipped.append(f"{shown}: {budget.refusal('skills')}")
         return None
     front = FrontMatter(text)
     name = str(front.data.get("name") or folder.name).strip()
