@@ -316,6 +316,37 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     assert.deepEqual(wb.extensionErrors(), []);
   });
 
+  step("a cancelled turn's Retry runs it again; a message sent meanwhile is queued and taken back; Edit & resend cuts back and answers anew", async () => {
+    // the turn cancelled just before: Retry runs it again (the script's next turn answers)
+    await chat().locator('.note.turn-cancelled').last().getByRole('button', { name: 'Retry' }).click();
+    await chat().locator('#log > *').last().filter({ hasText: 'Wrote hello.txt.' }).waitFor({ timeout: 30_000 });
+    assert.equal(await chat().locator('.note.turn-cancelled button.retry').count(), 0, 'Retry goes once the turn ran again');
+    // Edit & resend "Thanks": the conversation is cut back there and the new words answered
+    const thanks = chat().locator('.msg.user', { hasText: 'Thanks' }).last();
+    await thanks.hover();
+    await thanks.getByRole('button', { name: 'Edit' }).click();
+    const box = chat().getByRole('textbox', { name: 'Edit the message' });
+    await box.fill('Write the app after all');
+    await box.press('Enter');
+    const approval = chat().locator('[data-approval] button.approve').last();
+    await approval.waitFor({ timeout: 30_000 });
+    // while the turn waits, Send reads Queue: the message waits above the box, and comes back with Take back
+    await chat().locator('#send', { hasText: 'Queue' }).waitFor();
+    await wb.send('and a test for it');
+    const queued = chat().getByLabel('Queued messages');
+    await queued.locator('.queued-text', { hasText: 'and a test for it' }).waitFor();
+    await queued.getByRole('button', { name: 'Take back' }).click();
+    await queued.waitFor({ state: 'hidden' });
+    assert.equal(await chat().locator('#input').inputValue(), 'and a test for it');
+    await chat().locator('#input').fill('');
+    await approval.click();
+    await chat().locator('#log > *').last().filter({ hasText: 'Architect mode may only edit Markdown.' }).waitFor({ timeout: 30_000 });
+    const users = await chat().locator('#log .msg.user .text').allTextContents();
+    assert.equal(users.at(-1), 'Write the app after all');
+    assert.equal(users.includes('Thanks'), false, 'the edited message and what came after it left the chat');
+    assert.equal(await chat().locator('.msg.user', { hasText: 'and a test for it' }).count(), 0, 'taken back: never sent');
+  });
+
   step('Modus: Set Up a Model opens the card again; Save makes the model the default in the User settings', async () => {
     await wb.command('Modus: Set Up a Model');
     const card = chat().getByRole('region', { name: 'Set up a model' });
