@@ -117,6 +117,11 @@ class Events:
         return event
 
 
+#: What `listed` keeps of a server's model list (the set-up card's suggestions).
+MAX_MODELS_LISTED = 500
+MAX_MODEL_ID = 200
+
+
 class SdkModel:
     provider: str  # "anthropic" | "openai": also the SDK's module name
     default_model: str
@@ -239,7 +244,8 @@ class SdkModel:
             raise self.timed_out(events) from None
         except Exception as exc:
             raise self.failure(exc, events) from None
-        return [m.id for m in page.data]
+        # a server of the user's choosing: its list is shown, not kept; bounded all the same
+        return [str(m.id)[:MAX_MODEL_ID] for m in page.data[:MAX_MODELS_LISTED]]
 
     def who(self) -> str:
         return f"{self.provider} model {self.model} at {self._client.base_url}"

@@ -48,3 +48,16 @@ async def test_a_model_is_tried_before_it_is_saved(workspace: Path, tmp_path: Pa
     assert missing["ok"] is False and "there is no such file" in missing["message"]
     assert bad.value.code == -32602
     assert state["task"]["model"]["provider"] == "scripted", "nothing was saved: the settings did not change"
+
+
+async def test_what_a_server_lists_is_bounded(workspace: Path, tmp_path: Path):
+    editor = Editor(workspace, tmp_path / "config")
+    with FakeOpenAI() as server:
+        server.models = ["x" * 1000] + [f"model-{i}" for i in range(600)]
+        await editor.start()
+        try:
+            got = await check(editor, provider="openai", model="model-0", baseUrl=server.url)
+        finally:
+            await editor.stop()
+    assert got["ok"] and got["models"] == ["x" * 200] + [f"model-{i}" for i in range(499)]
+    assert got["message"].endswith("answered with 500 models.")

@@ -69,12 +69,13 @@ export function render(
   const keep = new Set<string>();
   const keepBlocks = new Set<string>();
   const gated = gatedApprovals(view);
+  const retry = retryable(view); // the turn note that offers Retry, if any
   const inside = new Set<Entry>([...[...gated.values()].flat(), ...asked]);
   /** the entry's element, rendered again when the entry changed */
   const entryElement = (e: Entry): HTMLElement => {
     keep.add(e.id);
     // mode names inside an entry depend on the mode list
-    const context = (e.type === 'mode' || e.type === 'approval' ? modes : '') + entryContext(view, restores, e);
+    const context = (e.type === 'mode' || e.type === 'approval' ? modes : '') + entryContext(view, restores, e, retry);
     let r = rendered.get(e.id);
     if (r && r.entry !== e && r.context === context && patchEntry(r.el, r.entry, e)) {
       r.entry = e; // the streaming text grew: what came was added to its element
@@ -153,9 +154,9 @@ export function render(
  * What an entry's element shows besides the entry: a card's checkpoint and restore state, a note's
  * Undo, a message's Edit (being edited, or not while a turn runs), a turn's Retry.
  */
-function entryContext(view: ViewState, restores: Restores, e: Entry): string {
+function entryContext(view: ViewState, restores: Restores, e: Entry, retry: string | undefined): string {
   if (e.type === 'user') return JSON.stringify([restores.editing === e.id, view.running.length > 0]);
-  if (e.type === 'turn') return String(retryable(view) === e.id);
+  if (e.type === 'turn') return String(retry === e.id);
   if (e.type === 'tool') {
     const checkpoint = checkpointOf(view, e);
     return checkpoint ? JSON.stringify([checkpoint.id, view.running.length > 0, view.restoring, restores.asks.get(e.id) ?? null]) : '';
