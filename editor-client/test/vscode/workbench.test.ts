@@ -317,6 +317,10 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
   });
 
   step("a cancelled turn's Retry runs it again; a message sent meanwhile is queued and taken back; Edit & resend cuts back and answers anew", async () => {
+    // from an editor, Ctrl+Alt+M (Modus: Focus the Chat's Message Box) puts the focus in the chat's box
+    await wb.openFile('hello.txt');
+    await wb.page.keyboard.press('Control+Alt+M');
+    await chat().locator('#input:focus').waitFor({ timeout: 10_000 });
     // the turn cancelled just before: Retry runs it again (the script's next turn answers)
     await chat().locator('.note.turn-cancelled').last().getByRole('button', { name: 'Retry' }).click();
     await chat().locator('#log > *').last().filter({ hasText: 'Wrote hello.txt.' }).waitFor({ timeout: 30_000 });
