@@ -23,7 +23,7 @@ const PROVIDERS: Provider[] = [
   { id: 'compatible', label: 'OpenAI-compatible server (Ollama, LM Studio, vLLM…)', provider: 'openai', model: 'llama3.1', baseUrl: 'http://localhost:11434/v1', key: false },
 ];
 
-export const EXAMPLES = [
+const EXAMPLES = [
   'Explain what this project does and how it is laid out',
   'Find where errors are handled and list the files',
   'Plan a small refactoring of the largest function, then wait for my go',
