@@ -157,7 +157,8 @@ class DemoEditor:
             if path and error["type"] == "FileRestrictionError":
                 exists = (self.workspace / path).exists()
                 note(" ", f"{path} on disk: {'exists' if exists else 'not written'}")
-        elif kind == "hook" and u["outcome"] != "ok":
+        elif kind == "hook" and u["outcome"] != "ok" and (u["event"], u["outcome"]) != ("PreToolUse", "blocked"):
+            # a blocked call says so on its own line, as its card does in the sidebar
             note("⚓", f"{u['event']} hook {u['outcome']}: {u.get('output') or u['command']}")
         elif kind == "message" and u["role"] == "user" and u["text"].startswith("/"):
             note("/", "the model gets the command's text, the chat shows what was typed")
