@@ -627,6 +627,17 @@ Update = Annotated[
 # ---------------------------------------------------------------- server -> client: modus/approval
 
 
+#: The longest text an edit's review shows or takes back (1 MiB of characters).
+REVIEW_MAX_CHARS = 1 << 20
+
+
+class ReviewFile(Wire):
+    #: workspace-relative
+    path: str
+    original: Optional[str]
+    proposed: str
+
+
 class ApprovalRequest(Wire):
     #: `continue`: the turn reached maxRequestsPerTurn; approving lets it go on.
     #: `mcp_server`: start a stdio MCP server that a workspace file configures (a repository's
@@ -645,6 +656,9 @@ class ApprovalRequest(Wire):
     #: offered "always allow": the rule an approval with `always` writes to the workspace's
     #: settings file, as the user is shown it (e.g. `autoApprove.modes.code.command: "npm test"`)
     always_allow: Opt[str] = None
+    #: an edit of one file, for a review before it is applied: the texts now and proposed
+    #: (`original` null for a new file); left out when either is over REVIEW_MAX_CHARS
+    file: Opt[ReviewFile] = None
 
 
 class ApprovalResponse(Input):
@@ -652,6 +666,46 @@ class ApprovalResponse(Input):
     feedback: Opt[str] = None
     #: with `approve`: also write the offered `alwaysAllow` rule
     always: bool = False
+    #: with `approve` of an edit that carried `file`: the text the user approved after changing
+    #: the proposal (dropping hunks, editing); it is written instead of the proposal
+    content: Opt[str] = Field(default=None, max_length=REVIEW_MAX_CHARS)
+
+
+# ---------------------------------------------------------------- server -> client: modus/client/diagnostics
+
+
+class Position(Input):
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class Range(Input):
+    start: Position
+    end: Position
+
+
+class Diagnostic(Input):
+    """A problem the editor knows (LSP's Diagnostic; what else it carries is left out)."""
+
+    range: Range
+    #: 1 error, 2 warning, 3 information, 4 hint; left out: an error, as editors show it
+    severity: Opt[int] = Field(default=None, ge=1, le=4)
+    code: Opt[Union[int, str]] = None
+    source: Opt[str] = None
+    message: str
+
+
+class ClientDiagnosticsParams(Wire):
+    uris: list[str]
+
+
+class FileDiagnostics(Input):
+    uri: str
+    diagnostics: list[Diagnostic] = Field(max_length=10_000)
+
+
+class ClientDiagnosticsResult(Input):
+    items: list[FileDiagnostics] = Field(max_length=1_000)
 
 
 # ---------------------------------------------------------------- commands (workspace/executeCommand)

@@ -206,6 +206,19 @@ class AutoApprove(Input):
     modes: dict[str, ModeAutoApprove] = Field(default_factory=dict)
 
 
+class DiagnosticsSettings(Input):
+    """After each applied edit: the problems the editor reports that the edit introduced,
+    added to the tool's result (a client that declares `experimental.modus.diagnostics`)."""
+
+    enabled: bool = True
+    #: how long the editor's language servers get to check the edited files
+    delay_ms: int = Field(default=1000, ge=0, le=60_000)
+    #: the least severe problem reported
+    severity: Literal["error", "warning"] = "error"
+    #: the most problem lines one result carries
+    max: int = Field(default=50, ge=1, le=1000)
+
+
 class Settings(Input):
     """`initializationOptions.modus`; the same object arrives in didChangeConfiguration."""
 
@@ -251,6 +264,7 @@ class Settings(Input):
     hooks: Annotated[Opt[dict[str, Any]], DECIDES] = None
     #: how many times a turn's Stop hooks may send it on (exit 2: their words as the user's)
     max_hook_continuations: int = Field(default=3, ge=0)
+    diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
 
 
 # ---------------------------------------------------------------- requests, client -> server

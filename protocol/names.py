@@ -35,6 +35,7 @@ MODELS_CHECK = "modus/models/check"
 # server -> client
 UPDATE = "modus/update"
 APPROVAL = "modus/approval"
+CLIENT_DIAGNOSTICS = "modus/client/diagnostics"
 
 
 class Command:

@@ -71,7 +71,10 @@ def json_schema() -> dict[str, Any]:
             for name, req in methods.REQUESTS.items()
         },
         "x-notifications": {methods.UPDATE: "Update"},
-        "x-serverRequests": {methods.APPROVAL: {"params": "ApprovalRequest", "result": "ApprovalResponse"}},
+        "x-serverRequests": {
+            methods.APPROVAL: {"params": "ApprovalRequest", "result": "ApprovalResponse"},
+            methods.CLIENT_DIAGNOSTICS: {"params": "ClientDiagnosticsParams", "result": "ClientDiagnosticsResult"},
+        },
         "x-commands": {k: v for k, v in vars(methods.Command).items() if not k.startswith("_")},
         "$defs": defs,
     }

@@ -14,6 +14,7 @@ from .workspace import WorkspacePath
 
 if TYPE_CHECKING:
     from protocol import ApprovalRequest, ApprovalResponse
+    from protocol import Diagnostic as EditorProblem
 
 
 class FileChange(NamedTuple):
@@ -73,3 +74,12 @@ class Host(Protocol):
 
     def publish_diagnostics(self, path: Path, diagnostics: Sequence[Diagnostic]) -> None:
         """Problems in a file (custom-mode files), an empty list clears them."""
+
+    @property
+    def reports_problems(self) -> bool:
+        """True when the editor tells what its language servers find in a file
+        (`modus/client/diagnostics`)."""
+
+    async def problems(self, paths: Sequence[Path]) -> dict[Path, list[EditorProblem]] | None:
+        """The problems the editor knows in these files (a file it says nothing of: none); None
+        when it answered with an error. Cancelling withdraws the request."""

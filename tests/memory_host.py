@@ -32,6 +32,9 @@ class MemoryHost:
         #: commands run "in the editor's terminal": (command, cwd) → (exit code, output); None: the server runs them
         self.terminal: Callable[[str, Path], CommandOutcome] | None = None
         self.commands: list[tuple[str, Path, str | None]] = []
+        #: what the editor's language servers find, by file (None: the editor cannot say)
+        self.problem_source: Callable[[Path], list] | None = None
+        self.problem_requests: list[list[Path]] = []
         self._approve = approve or (lambda r: ApprovalResponse(decision="approve"))
         self._applies = applies_edits
         self._accept = accept_edits
@@ -86,3 +89,12 @@ class MemoryHost:
 
     def publish_diagnostics(self, path: Path, diagnostics) -> None:
         self.diagnostics[path] = list(diagnostics)
+
+    @property
+    def reports_problems(self) -> bool:
+        return self.problem_source is not None
+
+    async def problems(self, paths: Sequence[Path]) -> dict[Path, list] | None:
+        assert self.problem_source is not None
+        self.problem_requests.append(list(paths))
+        return {p: self.problem_source(p) for p in paths}

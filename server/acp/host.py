@@ -326,6 +326,12 @@ class AcpHost:
                 self._told.add(text)
                 self.show_message("warning", text)
 
+    #: ACP has no request for the editor's problems
+    reports_problems = False
+
+    async def problems(self, paths: Sequence[Path]) -> None:
+        return None
+
     @asynccontextmanager
     async def progress(self, title: str, on_cancel: Callable[[], object] | None = None):
         yield  # the prompt turn is the progress; session/cancel stops it

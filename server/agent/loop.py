@@ -303,7 +303,8 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     if outcome.result_later and turn.history_id == turn.conversation_id:
         turn.open_calls.remove(call)  # its result is written with the user's answer (Session.answer_waiting_call)
     else:
-        _record_result(turn, call, outcome.text, error_type=outcome.error.type if outcome.error else None, touched=outcome.touched)
+        _record_result(turn, call, outcome.text, error_type=outcome.error.type if outcome.error else None, touched=outcome.touched,
+                       metadata=outcome.metadata)
     if outcome.error is None:
         turn.publish(ToolCallUpdate, status="completed", result=outcome.text, **base)
     else:
@@ -312,9 +313,11 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     return outcome
 
 
-def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error_type: str | None, touched: tuple[str, ...] = ()) -> None:
-    """The call's result, with the files it touched (agent/touched.py: they wake conditional rules)."""
-    turn.record("tool", text, **tool_result(call.id, call.name, error_type), **({TOUCHED: list(touched)} if touched else {}))
+def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error_type: str | None, touched: tuple[str, ...] = (),
+                   metadata: dict | None = None) -> None:
+    """The call's result, with the files it touched (agent/touched.py: they wake conditional rules)
+    and what the tool keeps with it (Outcome.metadata)."""
+    turn.record("tool", text, **(metadata or {}), **tool_result(call.id, call.name, error_type), **({TOUCHED: list(touched)} if touched else {}))
     if call in turn.open_calls:
         turn.open_calls.remove(call)
 

@@ -14,7 +14,7 @@ from lsprotocol import types as lsp
 from pydantic import ValidationError
 from urllib.parse import unquote
 
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 import protocol
 from protocol import names
@@ -84,15 +84,40 @@ class LspHost:
             )
         )
 
+    def _declares(self, capability: str) -> bool:
+        """`capabilities.experimental.modus.<capability>: true`."""
+        experimental = self._caps.experimental
+        if isinstance(experimental, dict):
+            modus = experimental.get("modus")
+            return isinstance(modus, dict) and modus.get(capability) is True
+        return False
+
+    @property
+    def reports_problems(self) -> bool:
+        return self._declares("diagnostics")
+
+    async def problems(self, paths: Sequence[Path]) -> dict[Path, list] | None:
+        by_uri = {from_fs_path(str(p)): p for p in paths}
+        answer = await self._request(names.CLIENT_DIAGNOSTICS, protocol.ClientDiagnosticsParams(uris=list(by_uri)).wire())
+        if answer is None:
+            return None
+        try:
+            result = protocol.ClientDiagnosticsResult.model_validate(answer)
+        except ValidationError as exc:
+            log.warning("invalid answer to %s: %s", names.CLIENT_DIAGNOSTICS, exc.errors()[0]["msg"])
+            return None
+        found: dict[Path, list] = {p: [] for p in paths}
+        for item in result.items:  # only the files asked for
+            path = to_fs_path(item.uri)
+            if path is not None and Path(path) in found:
+                found[Path(path)].extend(item.diagnostics)
+        return found
+
     # ---------------------------------------------------------- approvals
 
     @property
     def renders_approvals(self) -> bool:
-        experimental = self._caps.experimental
-        if isinstance(experimental, dict):
-            modus = experimental.get("modus")
-            return isinstance(modus, dict) and modus.get("approvals") is True
-        return False
+        return self._declares("approvals")
 
     async def request_approval(self, request: ApprovalRequest, changes: Sequence[FileChange] = ()) -> ApprovalResponse:
         if self.renders_approvals:

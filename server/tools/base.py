@@ -48,6 +48,8 @@ class Outcome:
     #: The result is written when the user answers (plan_mode_respond), so that it can say
     #: what happened meanwhile (the user switched to ACT).
     result_later: bool = False
+    #: Kept with the stored result (its `metadata`): what a client may show of it.
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,9 @@ class Prepared:
     changes: tuple["FileChange", ...] = ()
     #: Approved in advance by what configures it (an MCP tool its server's alwaysAllow lists).
     preapproved: bool = False
+    #: An edit the user may change in review (approval `file`): what runs when they approved
+    #: their own text (the answer's `content`) instead of the proposal.
+    revise: Callable[[str], "Prepared"] | None = None
 
 
 @dataclass

@@ -25,7 +25,10 @@ if TYPE_CHECKING:
 
 from ..providers.xmlcalls import parse_params
 from ..host import FileChange
-from .base import Params, Prepared, ToolContext, ToolSpec
+from protocol.messages import REVIEW_MAX_CHARS, ReviewFile
+
+from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
+from .problems import ProblemWatch
 from ..errors import EditFailed, InvalidParams, ToolError
 from .files import read_text
 
@@ -82,14 +85,41 @@ async def apply_changes(ctx: ToolContext, changes: Sequence[FileChange]) -> None
             raise ToolError(f"Cannot write '{change.target.rel}': {exc.strerror or exc}") from None
 
 
+USER_EDITED = "The user edited your proposal before saving it:"
+
+
 def _prepared_edit(ctx: ToolContext, tool: str, changes: list[FileChange], done: str) -> Prepared:
-    async def run() -> str:
+    """The approval of an edit and what runs once approved: the changes applied, then the
+    problems the editor reports that they caused (problems.py). An edit of one file is offered
+    for review (the approval's `file`): the user may approve their own text instead."""
+
+    async def run() -> Outcome:
+        watch = ProblemWatch.of(ctx.host, ctx.ports.config.settings.diagnostics, [c.target for c in changes])
+        if watch is not None:
+            await watch.before()
         await apply_changes(ctx, changes)
-        return done
+        found = await watch.after() if watch is not None else None
+        if found is None:
+            return Outcome(done)
+        return Outcome(f"{done}\n\n{found.text}", metadata={"problems": [d.wire() for d in found.problems]})
 
     names = ", ".join(c.target.rel for c in changes)
     verb = "Create" if all(c.old_text is None for c in changes) else "Edit"
-    return Prepared(run, f"{verb} {names}?", unified_diff(changes), changes=tuple(changes))
+    fields: dict[str, Any] = {}
+    revise = None
+    if len(changes) == 1 and max(len(changes[0].old_text or ""), len(changes[0].new_text)) <= REVIEW_MAX_CHARS:
+        proposal = changes[0]
+        fields["file"] = ReviewFile(path=proposal.target.rel, original=proposal.old_text, proposed=proposal.new_text)
+
+        def revise(content: str) -> Prepared:
+            if content == proposal.new_text:
+                return prepared
+            saved = FileChange(proposal.target, proposal.old_text, content)
+            said = unified_diff([FileChange(proposal.target, proposal.new_text, content)])
+            return _prepared_edit(ctx, tool, [saved], f"{done}\n\n{USER_EDITED}\n{said}")
+
+    prepared = Prepared(run, f"{verb} {names}?", unified_diff(changes), fields, changes=tuple(changes), revise=revise)
+    return prepared
 
 
 # ---------------------------------------------------------------- write_to_file

@@ -252,6 +252,8 @@ async def approval(run: GateRun) -> None:
     answer = await run.ctx.host.request_approval(request, run.prepared.changes)
     if answer.decision != "approve":
         raise denied(answer.feedback)
+    if answer.content is not None and run.prepared.revise is not None:
+        run.prepared = run.prepared.revise(answer.content)
     if offered and answer.always:
         written = await always.write_rule(ctx, spec, run.params)
         log.info("always allow: %s", written)
@@ -317,6 +319,8 @@ class ToolResult:
     #: The workspace files and folders a call that ran named (read, written, listed): the
     #: conversation touched them (its conditional rules apply to them).
     touched: tuple[str, ...] = ()
+    #: Kept with the stored result (Outcome.metadata).
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_tool(
@@ -342,7 +346,8 @@ async def run_tool(
     else:
         assert run.outcome is not None
         touched = tuple(dict.fromkeys(p.rel for p in run.paths if p.rel != "."))
-        return ToolResult(run.outcome.text, None, run.outcome.ends_turn, run.outcome.result_later, touched)
+        o = run.outcome
+        return ToolResult(o.text, None, o.ends_turn, o.result_later, touched, o.metadata)
     return ToolResult(failure.message, failure)
 
 

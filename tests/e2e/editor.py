@@ -42,6 +42,10 @@ class Editor:
         #: Answers an approval: a dict, or an awaitable of one (an answer that never comes, say).
         self.decide: Callable[[dict], Any] = lambda request: {"decision": "approve"}
         self.apply_edits = True
+        #: Answers `modus/client/diagnostics` (an editor declaring `experimental.modus.diagnostics`):
+        #: the problems of a file by its uri, or an awaitable of them; it may raise (an error answer).
+        self.problems: Callable[[str], Any] = lambda uri: []
+        self.problem_requests: list[list[str]] = []
         self._changed = asyncio.Event()
         c = self.client
         c.feature(methods.UPDATE)(lambda params: self._record(params))
@@ -50,6 +54,17 @@ class Editor:
             return await self._approval(params)
 
         c.feature(methods.APPROVAL)(approval)
+
+        async def diagnostics(params):
+            uris = list(params["uris"] if isinstance(params, dict) else params.uris)
+            self.problem_requests.append(uris)
+            items = []
+            for uri in uris:
+                found = self.problems(uri)
+                items.append({"uri": uri, "diagnostics": await found if inspect.isawaitable(found) else found})
+            return {"items": items}
+
+        c.feature(methods.CLIENT_DIAGNOSTICS)(diagnostics)
         c.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)(lambda params: self._message_request(params))
         c.feature(lsp.WORKSPACE_APPLY_EDIT)(lambda params: self._apply_edit(params))
         cancel = c.protocol._handle_cancel_notification  # pygls handles $/cancelRequest itself
@@ -63,15 +78,15 @@ class Editor:
         c.protocol._handle_cancel_notification = on_cancel_request
 
     async def start(self, settings: dict | None = None, profile: str = "visual-studio-code", approvals: bool = True,
-                    capabilities: lsp.ClientCapabilities | None = None) -> lsp.InitializeResult:
+                    capabilities: lsp.ClientCapabilities | None = None, problems: bool = False) -> lsp.InitializeResult:
         env = {**os.environ, "XDG_CONFIG_HOME": str(self.config_home)}
         await self.client.start_io(sys.executable, "-m", "server", env=env)
         # pytest-lsp's forwarding of the server's stderr has not started yet: ours replaces it
         self.client._stderr_forwarder.cancel()
         self.client._stderr_forwarder = asyncio.create_task(self._read_stderr(self.client._server.stderr))
         caps = capabilities or client_capabilities(profile)
-        if approvals:
-            caps.experimental = {"modus": {"approvals": True}}
+        if approvals or problems:
+            caps.experimental = {"modus": {"approvals": approvals, **({"diagnostics": True} if problems else {})}}
         return await self.client.initialize_session(
             lsp.InitializeParams(
                 capabilities=caps,

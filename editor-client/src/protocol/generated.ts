@@ -55,6 +55,8 @@ export interface ModusProtocol {
   CheckpointsListResult?: CheckpointsListResult;
   CheckpointsRestoreParams?: CheckpointsRestoreParams;
   CheckpointsRestoreResult?: CheckpointsRestoreResult;
+  ClientDiagnosticsParams?: ClientDiagnosticsParams;
+  ClientDiagnosticsResult?: ClientDiagnosticsResult;
   CommandInfo?: CommandInfo;
   CommandsListResult?: CommandsListResult;
   CondenseResult?: CondenseResult;
@@ -65,7 +67,10 @@ export interface ModusProtocol {
   ConversationCut?: ConversationCut;
   ConversationParams?: ConversationParams;
   ConversationSummary?: ConversationSummary;
+  Diagnostic?: Diagnostic;
+  DiagnosticsSettings?: DiagnosticsSettings;
   EmptyParams?: EmptyParams;
+  FileDiagnostics?: FileDiagnostics;
   GroupOptions?: GroupOptions;
   Handoff?: Handoff;
   HistoryMessage?: HistoryMessage;
@@ -99,12 +104,15 @@ export interface ModusProtocol {
   PlanInfo?: PlanInfo;
   PlanSelectionArgs?: PlanSelectionArgs;
   PlanUpdate?: PlanUpdate;
+  Position?: Position;
   Pricing?: Pricing;
   PromptGetParams?: PromptGetParams;
   PromptGetResult?: PromptGetResult;
   PromptSection?: PromptSection;
   QueuedMessage?: QueuedMessage;
+  Range?: Range;
   RefusedMention?: RefusedMention;
+  ReviewFile?: ReviewFile;
   RuleInfo?: RuleInfo;
   RulesListParams?: RulesListParams;
   RulesListResult?: RulesListResult;
@@ -216,6 +224,7 @@ export interface ApprovalRequest {
   agent?: string;
   alwaysAllow?: string;
   detail: string;
+  file?: ReviewFile;
   from?: string;
   kind: 'switch_mode' | 'tool' | 'plan' | 'subtask' | 'continue' | 'mcp_server';
   params?: {
@@ -229,10 +238,20 @@ export interface ApprovalRequest {
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ReviewFile".
+ */
+export interface ReviewFile {
+  original: string | null;
+  path: string;
+  proposed: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ApprovalResponse".
  */
 export interface ApprovalResponse {
   always?: boolean;
+  content?: string | null;
   decision: 'approve' | 'deny' | 'revise';
   feedback?: string | null;
 }
@@ -476,6 +495,63 @@ export interface CheckpointsRestoreResult {
   restored: string[];
 }
 /**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ClientDiagnosticsParams".
+ */
+export interface ClientDiagnosticsParams {
+  uris: string[];
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ClientDiagnosticsResult".
+ */
+export interface ClientDiagnosticsResult {
+  /**
+   * @maxItems 1000
+   */
+  items: FileDiagnostics[];
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "FileDiagnostics".
+ */
+export interface FileDiagnostics {
+  /**
+   * @maxItems 10000
+   */
+  diagnostics: Diagnostic[];
+  uri: string;
+}
+/**
+ * A problem the editor knows (LSP's Diagnostic; what else it carries is left out).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Diagnostic".
+ */
+export interface Diagnostic {
+  code?: number | string | null;
+  message: string;
+  range: Range;
+  severity?: number | null;
+  source?: string | null;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Range".
+ */
+export interface Range {
+  end: Position;
+  start: Position;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "Position".
+ */
+export interface Position {
+  character: number;
+  line: number;
+}
+/**
  * A slash command: `/<name> <arguments>` in `modus/chat/send` sends a prompt file's text, or
  * runs one of Modus's own (`source: "modus"`, no `path`), then sends what follows it.
  *
@@ -583,6 +659,19 @@ export interface ConversationCut {
  */
 export interface ConversationParams {
   conversationId: string;
+}
+/**
+ * After each applied edit: the problems the editor reports that the edit introduced,
+ * added to the tool's result (a client that declares `experimental.modus.diagnostics`).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "DiagnosticsSettings".
+ */
+export interface DiagnosticsSettings {
+  delayMs?: number;
+  enabled?: boolean;
+  max?: number;
+  severity?: 'error' | 'warning';
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -983,6 +1072,7 @@ export interface Settings {
   checkpoints?: boolean;
   commandTimeoutSeconds?: number;
   condenseThreshold?: number;
+  diagnostics?: DiagnosticsSettings;
   /**
    * A modes file read besides the global modes.yaml (e.g. Roo Code's custom_modes.yaml)
    */
@@ -1309,6 +1399,7 @@ export interface Requests {
 /** Server -> client requests: method -> params and result. */
 export interface ServerRequests {
   "modus/approval": { params: ApprovalRequest; result: ApprovalResponse };
+  "modus/client/diagnostics": { params: ClientDiagnosticsParams; result: ClientDiagnosticsResult };
 }
 
 /** Server -> client notifications: method -> params. */
@@ -1347,6 +1438,7 @@ export const Method = {
   usageGet: "modus/usage/get",
   update: "modus/update",
   approval: "modus/approval",
+  clientDiagnostics: "modus/client/diagnostics",
 } as const;
 
 /** `workspace/executeCommand` command names. */
