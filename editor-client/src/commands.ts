@@ -31,7 +31,7 @@ export interface Parts {
   actions: MessageActions;
 }
 
-export function registerCommands({ server, secrets, conversations, modes, sidebar, setup }: Parts): vscode.Disposable[] {
+export function registerCommands({ server, secrets, approvals, conversations, modes, sidebar, setup }: Parts): vscode.Disposable[] {
   const commands: Record<string, () => Promise<void>> = {
     'modus.ui.switchMode': () => modes.switchMode(),
     'modus.ui.showSystemPrompt': () => modes.showSystemPrompt(),
@@ -47,6 +47,8 @@ export function registerCommands({ server, secrets, conversations, modes, sideba
     'modus.ui.showSkills': () => showSkills(server),
     'modus.ui.focusComposer': () => sidebar.focusComposer(),
     'modus.ui.setUpModel': () => setup.open(),
+    'modus.review.approve': async () => approvals.decideReview('approve'),
+    'modus.review.deny': async () => approvals.decideReview('deny'),
   };
   return Object.entries(commands).map(([id, run]) => vscode.commands.registerCommand(id, run));
 }
@@ -57,6 +59,8 @@ export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type:
       return p.conversations.send(m.text);
     case 'approval':
       return p.approvals.answer(m);
+    case 'review':
+      return p.approvals.openReview(m.id);
     case 'planDecision':
       return p.modes.decidePlan(m.decision, m.feedback);
     case 'switchMode':

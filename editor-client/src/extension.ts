@@ -11,6 +11,7 @@ import { EditorActions } from './editorActions';
 import { McpServers } from './mcp';
 import { MessageActions } from './messageActions';
 import { Modes, PROMPT_SCHEME } from './modes';
+import { Review } from './review';
 import { createOutput } from './output';
 import { Rules } from './rules';
 import { Server } from './server';
@@ -32,7 +33,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const status = new StatusBar(store.view);
   const output = createOutput();
   const documents = new ReadOnlyDocuments();
-  const approvals = new Approvals(store);
+  const review = new Review();
+  const approvals = new Approvals(store, review);
   const server = (current = new Server(context, store, output, {
     update: (update) => {
       store.dispatch({ type: 'update', update });
@@ -68,6 +70,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status,
     output,
     documents,
+    review,
+    review.register(),
     vscode.window.registerWebviewViewProvider('modus.chat', sidebar, { webviewOptions: { retainContextWhenHidden: true } }),
     documents.register(PROMPT_SCHEME),
     documents.register(CHECKPOINT_SCHEME, (uri) => checkpoints.document(uri)),

@@ -15,7 +15,8 @@ import {
   TextDocumentEdit,
 } from 'vscode-languageclient/node';
 import { CLIENT_EXPERIMENTAL_CAPABILITIES, errorMessage } from './protocol/client';
-import { Command } from './protocol/generated';
+import { Command, Method } from './protocol/generated';
+import type { ClientDiagnosticsParams, ClientDiagnosticsResult } from './protocol/generated';
 import type { State } from './protocol/generated';
 import { within } from './protocol/process';
 
@@ -77,19 +78,34 @@ export function createLanguageClient(o: ClientOptions): LanguageClient {
     },
   });
   client.registerFeature(new ApprovalsCapability());
+  // What the editor's language servers find in the files an edit wrote (all of them: VS Code's diagnostics).
+  client.onRequest(Method.clientDiagnostics, async ({ uris }: ClientDiagnosticsParams): Promise<ClientDiagnosticsResult> => ({
+    items: await Promise.all(
+      uris.map(async (uri) => ({
+        uri,
+        diagnostics: (await client.code2ProtocolConverter.asDiagnostics(
+          vscode.languages.getDiagnostics(client.protocol2CodeConverter.asUri(uri)),
+        )) as ClientDiagnosticsResult['items'][number]['diagnostics'],
+      })),
+    ),
+  }));
   // Replaces the client's own workspace/applyEdit handler (registered before ours) to save
   // the edited documents after a successful apply.
   client.onRequest('workspace/applyEdit', (params: ApplyWorkspaceEditParams) => applyEdit(client, params));
   return client;
 }
 
-/** Declares `capabilities.experimental.modus.approvals = true`: this client renders approvals. */
+/**
+ * Declares `capabilities.experimental.modus`: this client renders approvals, and answers
+ * `modus/client/diagnostics` with what the editor's language servers report.
+ */
 class ApprovalsCapability implements StaticFeature {
   getState() {
     return { kind: 'static' as const };
   }
   fillClientCapabilities(capabilities: ClientCapabilities): void {
-    capabilities.experimental = { ...(capabilities.experimental as object), ...CLIENT_EXPERIMENTAL_CAPABILITIES };
+    const modus = { ...CLIENT_EXPERIMENTAL_CAPABILITIES.modus, diagnostics: true };
+    capabilities.experimental = { ...(capabilities.experimental as object), modus };
   }
   initialize(): void {}
   clear(): void {}

@@ -25,6 +25,14 @@ const WRITES: { name: string; path: string; before: string | null; content: stri
 ];
 
 describe('Neovim as the client', () => {
+  it("the README's Neovim lines that answer modus/client/diagnostics are the test's", () => {
+    const lua = readFileSync(join(CLIENT_DIR, 'test', 'neovim', 'test.lua'), 'utf8');
+    const block = lua.split('-- README: modus/client/diagnostics\n')[1].split('      -- README: end')[0];
+    const readme = readFileSync(join(CLIENT_DIR, 'README.md'), 'utf8');
+    const unindent = (text: string) => text.split('\n').map((l) => l.replace(/^ {2}/, '')).join('\n');
+    assert.ok(readme.includes(unindent(block)), `README.md lacks:\n${unindent(block)}`);
+  });
+
   it('switches mode, runs a chat turn approved through showMessageRequest, applies the edits to buffers that save exactly', () => {
     const ws = mkdtempSync(join(tmpdir(), 'modus-nvim-'));
     try {
@@ -60,7 +68,14 @@ describe('Neovim as the client', () => {
       assert.equal(r.edits, WRITES.length);
       assert.deepEqual(r.buffer, ['# Notes', 'new line from Modus']);
       const tool = r.updates.filter((u: any) => u.kind === 'tool_call' && u.name === 'write_to_file');
-      assert.deepEqual(tool.filter((u: any) => u.status === 'completed').length, WRITES.length, JSON.stringify(tool));
+      const completed = tool.filter((u: any) => u.status === 'completed');
+      assert.deepEqual(completed.length, WRITES.length, JSON.stringify(tool));
+      // the problem Neovim's diagnostics show after the edit of notes.md (answered by the README's lines)
+      assert.equal(
+        completed[0].result,
+        'The content was successfully saved to notes.md (2 lines).\n\nNew problems after this edit:\nnotes.md:2:10 error: no "from Modus" here (fake-lsp)',
+      );
+      assert.ok(completed.slice(1).every((u: any) => !u.result.includes('New problems')), JSON.stringify(completed));
       // applied to the buffers, not written by the server: each file on disk is as it was (a new
       // one created empty) until :write; saved, it is exactly the content
       const seen = WRITES.map((w) => {

@@ -67,6 +67,8 @@ export type Entry =
       status: ApprovalStatus;
       feedback?: string;
       always?: boolean;
+      /** approved with the user's own changes to the proposal (review before apply) */
+      edited?: boolean;
     }
   /** how a turn ended when it did not complete: `error` says why (Retry offers to run it again) */
   | { type: 'turn'; id: string; turnId?: string; agent: string; outcome: string; error?: { type: string; message: string } }
@@ -331,6 +333,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         status: action.response.decision,
         feedback: action.response.feedback ?? undefined,
         always: action.response.always === true && action.response.decision === 'approve' ? true : undefined,
+        edited: typeof action.response.content === 'string' && action.response.decision === 'approve' ? true : undefined,
       }));
     case 'approvalCancelled':
       return patch(view, action.id, 'approval', (e) => (e.status === 'pending' ? { ...e, status: 'cancelled' } : e));

@@ -24,7 +24,7 @@ export function renderApproval(e: Extract<Entry, { type: 'approval' }>, view: Vi
   const rule = r.alwaysAllow && (e.status === 'pending' || e.always) ? alwaysRule(e.id, r.alwaysAllow) : null;
   if (e.status !== 'pending') {
     const denied = plan ? 'Rejected' : 'Denied';
-    const approved = e.always ? 'Always allowed' : 'Approved';
+    const approved = e.always ? 'Always allowed' : e.edited ? 'Approved with your changes' : 'Approved';
     const label =
       e.status === 'approve' ? approved : e.status === 'deny' ? denied : e.status === 'revise' ? 'Revise' : 'Cancelled';
     card.appendChild(el('div', `decision ${e.status}`, label + (e.feedback ? `: ${e.feedback}` : '')));
@@ -48,6 +48,11 @@ export function renderApproval(e: Extract<Entry, { type: 'approval' }>, view: Vi
     always.setAttribute('aria-describedby', rule.id);
   }
   buttons.appendChild(button(plan ? 'Reject' : 'Deny', 'deny secondary', () => answer('deny')));
+  // an edit of one file: its diff in the editor, the proposal editable there
+  if (r.file) {
+    const review = buttons.appendChild(button('Review', 'review secondary', () => host.post({ type: 'review', id: e.id })));
+    review.title = 'Open the diff editor: change the proposal there, then approve';
+  }
   // revise: keep planning with the feedback (a plan presented with plan_exit)
   if (plan && r.tool === 'plan_exit') buttons.appendChild(button('Revise', 'revise secondary', () => answer('revise')));
   card.appendChild(buttons);

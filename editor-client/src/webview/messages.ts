@@ -18,6 +18,8 @@ export type FromWebview =
   | { type: 'send'; text: string }
   /** `always`: "Always allow" (approve, and write the rule the approval offered) */
   | { type: 'approval'; id: string; decision: 'approve' | 'deny' | 'revise'; feedback?: string; always?: boolean }
+  /** open the diff editor of an edit's approval (review before apply) */
+  | { type: 'review'; id: string }
   /** the plan card's own buttons, when no approval is asked (after a reload): modus/plan/approve|reject */
   | { type: 'planDecision'; decision: 'approve' | 'reject'; feedback?: string }
   | { type: 'switchMode'; slug: string }

@@ -46,6 +46,24 @@ local function run()
   -- workspaceEdit.documentChanges; the server needs it to send edits instead of writing files.
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   capabilities.workspace.workspaceEdit.documentChanges = true
+  -- this client answers modus/client/diagnostics (the README's lines, below)
+  capabilities.experimental = { modus = { diagnostics = true } }
+
+  -- stands in for a language server: an error on each "from Modus" in notes.md
+  local fake_lsp = vim.api.nvim_create_namespace('fake-lsp')
+  vim.api.nvim_buf_attach(buf, false, { on_lines = function()
+    vim.schedule(function()
+      local found = {}
+      for n, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+        local at = line:find('from Modus', 1, true)
+        if at then
+          found[#found + 1] = { lnum = n - 1, col = at - 1, end_col = at + 9, severity = vim.diagnostic.severity.ERROR,
+                                message = 'no "from Modus" here', source = 'fake-lsp' }
+        end
+      end
+      vim.diagnostic.set(fake_lsp, buf, found)
+    end)
+  end })
   local client_id = vim.lsp.start({
     name = 'modus',
     cmd = { python, '-m', 'server' },
@@ -56,6 +74,7 @@ local function run()
       modus = {
         models = { default = { provider = 'scripted', script = 'script.yaml' } },
         modeSwitchDelayMs = 0,
+        diagnostics = { delayMs = 300 },
         stateDir = ws .. '/.modus/state',
       },
     },
@@ -75,8 +94,26 @@ local function run()
         results.edits = results.edits + 1
         return default_apply_edit(err, params, ctx, config)
       end,
+      -- README: modus/client/diagnostics
+      -- what Neovim knows of the files an edit wrote: Modus tells the agent the new problems
+      ['modus/client/diagnostics'] = function(_, params)
+        local items = {}
+        for _, uri in ipairs(params.uris) do
+          local found = {}
+          for _, d in ipairs(vim.diagnostic.get(vim.uri_to_bufnr(uri))) do
+            found[#found + 1] = {
+              range = { start = { line = d.lnum, character = d.col },
+                        ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col } },
+              severity = d.severity, message = d.message, source = d.source, code = d.code,
+            }
+          end
+          items[#items + 1] = { uri = uri, diagnostics = found }
+        end
+        return { items = items }
+      end,
+      -- README: end
       ['modus/update'] = function(_, params)
-        local u = { kind = params.kind, status = params.status, name = params.name, to = params.to }
+        local u = { kind = params.kind, status = params.status, name = params.name, to = params.to, result = params.result }
         if params.error then u.error = params.error.type end
         results.updates[#results.updates + 1] = u
       end,

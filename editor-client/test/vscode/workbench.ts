@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import { Browser, chromium, FrameLocator, Locator, Page } from 'playwright-core';
 import { CHROMIUM } from '../browser';
-import { modusPython } from '../server';
+import { CLIENT_DIR, modusPython } from '../server';
 
 /** The extension's id as VS Code knows it (`<publisher>.<name>`). */
 export const EXTENSION_ID = 'modus.modus';
@@ -31,14 +31,15 @@ export const QUIET_SETTINGS = {
 export async function scriptedWorkbench(options: {
   codeServerDir: string;
   vsix: string;
+  extensions?: string[];
   files?: Record<string, string>;
   config?: Record<string, string>;
   script?: unknown;
   model?: Record<string, unknown>;
   settings?: Record<string, unknown>;
 }): Promise<Workbench> {
-  const { codeServerDir, vsix, files = {}, config, script, model = {}, settings = {} } = options;
-  const wb = new Workbench({ codeServerDir, vsix, config, files: script ? { ...files, '.script.json': JSON.stringify(script) } : files });
+  const { codeServerDir, vsix, extensions, files = {}, config, script, model = {}, settings = {} } = options;
+  const wb = new Workbench({ codeServerDir, vsix, extensions, config, files: script ? { ...files, '.script.json': JSON.stringify(script) } : files });
   const scripted = { provider: 'scripted', script: join(wb.workspace, '.script.json'), ...model };
   wb.writeSettings({ ...QUIET_SETTINGS, 'modus.pythonPath': modusPython(), ...(script ? { 'modus.models': { default: scripted } } : {}), ...settings });
   await wb.start();
@@ -56,6 +57,8 @@ export interface WorkbenchOptions {
   /** files under $XDG_CONFIG_HOME (e.g. `modus/mcp.json`, the global MCP servers) */
   config?: Record<string, string>;
   viewport?: { width: number; height: number };
+  /** folders of test extensions (test/fixtures/...) packaged and installed beside Modus */
+  extensions?: string[];
 }
 
 function freePort(): Promise<number> {
@@ -113,6 +116,12 @@ export class Workbench {
     writeFileSync(this.config, 'auth: none\n');
     if (this.options.settings) this.writeSettings(this.options.settings);
     execFileSync(this.node, [this.entry, ...this.baseArgs, '--install-extension', this.options.vsix], { stdio: 'pipe' });
+    for (const [i, folder] of (this.options.extensions ?? []).entries()) {
+      const packaged = join(this.root, `test-extension-${i}.vsix`);
+      const vsce = join(CLIENT_DIR, 'node_modules', '.bin', 'vsce');
+      execFileSync(vsce, ['package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--out', packaged], { cwd: folder, stdio: 'pipe' });
+      execFileSync(this.node, [this.entry, ...this.baseArgs, '--install-extension', packaged], { stdio: 'pipe' });
+    }
     const port = await freePort();
     const log = openSync(join(this.root, 'code-server.log'), 'w');
     // its own process group (detached), so that stop() ends the extension hosts and servers too
