@@ -55,7 +55,12 @@ ANSWERS: dict[str, Callable[[dict], object]] = {
     "modus/approval": lambda params: {"decision": "approve"},
     "workspace/applyEdit": lambda params: {"applied": True},
     "window/showMessageRequest": lambda params: {"title": "Approve"},
+    # an editor that knows one old problem in every file (the same before and after: nothing new)
+    "modus/client/diagnostics": lambda params: {"items": [{"uri": uri, "diagnostics": [OLD_PROBLEM]} for uri in params["uris"]]},
 }
+OLD_PROBLEM = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "severity": 1, "message": "old"}
+#: An editor that also answers modus/client/diagnostics.
+PROBLEMS_CAPABILITIES = {**EDITOR_CAPABILITIES, "experimental": {"modus": {"approvals": True, "diagnostics": True}}}
 
 
 class Client:
@@ -190,7 +195,7 @@ PLAN_RESPOND = {"toolCalls": [{"name": "plan_mode_respond", "arguments": {"respo
 
 def tool_steps(
     workspace: Path, tool: str, arguments: Callable[[int], dict], calls: int, phase: str = "act", last: dict = DONE,
-    checkpoints: bool = False,
+    checkpoints: bool = False, capabilities: dict = EDITOR_CAPABILITIES, **settings,
 ) -> tuple[list[float], float]:
     """One turn in `phase` of `calls` tool calls, then the model's `last` turn (the turn ends
     `completed`, or `awaiting_user` after plan_mode_respond). Returns the time of each step (from
@@ -199,7 +204,7 @@ def tool_steps(
     turns = [{"toolCalls": [{"name": tool, "arguments": arguments(i)}]} for i in range(calls)] + [last]
     expected = "awaiting_user" if last is PLAN_RESPOND else "completed"
     client = Client(MODUS, workspace)
-    client.initialize(EDITOR_CAPABILITIES, scripted(workspace, turns, maxRequestsPerTurn=calls + 10, checkpoints=checkpoints))
+    client.initialize(capabilities, scripted(workspace, turns, maxRequestsPerTurn=calls + 10, checkpoints=checkpoints, **settings))
     client.call("modus/phase/set", {"phase": phase})
     completed: list[float] = []
     ended: list[tuple[str, float]] = []
@@ -324,6 +329,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         writes, _ = tool_steps(Path(tmp), "write_to_file", write_args, calls)
     with tempfile.TemporaryDirectory() as tmp:
+        # the editor asked for the problems before and after each edit, no delay: two more round trips
+        with_problems, _ = tool_steps(Path(tmp), "write_to_file", write_args, calls, capabilities=PROBLEMS_CAPABILITIES,
+                                      diagnostics={"delayMs": 0})
+    with tempfile.TemporaryDirectory() as tmp:
         checkpointed, _ = tool_steps(Path(tmp), "write_to_file", write_args, max(calls // 20, 10), checkpoints=True)
     with tempfile.TemporaryDirectory() as tmp:
         one_conversation = turns_growth(Path(tmp), turns, conversations=False)
@@ -370,6 +379,11 @@ def main() -> int:
     verdict = "ok" if overhead < 0.002 else "MISSED"
     ok &= overhead < 0.002
     print(f"{'write step overhead beyond 2 client round trips':<50} {ms(2 * client_trip)} {ms(overhead)} {'':>7}  < 2 ms {verdict}")
+    asking = statistics.median(with_problems) - write - 2 * client_trip
+    verdict = "ok" if asking < 0.002 else "MISSED"
+    ok &= asking < 0.002
+    print(f"{'write step asking the editor its problems (delay 0)':<50} {'':>11} {ms(statistics.median(with_problems))}")
+    print(f"{'  beyond the write step and 2 client round trips':<50} {ms(2 * client_trip)} {ms(asking)} {'':>7}  < 2 ms {verdict}")
     print(f"{'write step with its checkpoint (median)':<50} {'':>11} {ms(statistics.median(checkpointed))}  (the git run: bench/checkpoints.py)")
 
     print(f"\nPLAN turn: {plan_calls} read steps, then plan_mode_respond (the turn ends awaiting_user)")
