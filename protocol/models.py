@@ -212,7 +212,7 @@ class DiagnosticsSettings(Input):
 
     enabled: bool = True
     #: how long the editor's language servers get to check the edited files
-    delay_ms: int = Field(default=1000, ge=0, le=60_000)
+    delay_ms: int = Field(default=1000, ge=0, le=10_000)
     #: the least severe problem reported
     severity: Literal["error", "warning"] = "error"
     #: the most problem lines one result carries
