@@ -27,6 +27,9 @@ SUMMARY_HEADER = (
     "here, the newer ones follow as they were.]"
 )
 
+#: The metadata key of a message's images: `[{id, mimeType}]` (each image stored once, in the state).
+IMAGES = "images"
+
 #: Histories kept in memory; the least recently used beyond this are let go (the store keeps them).
 LIVE_HISTORIES = 8
 

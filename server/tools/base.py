@@ -48,6 +48,9 @@ class Outcome:
     #: The result is written when the user answers (plan_mode_respond), so that it can say
     #: what happened meanwhile (the user switched to ACT).
     result_later: bool = False
+    #: Ids of stored images (ports.Images) the result carries to the model: a vision model gets
+    #: them as images with the text, another a note that it cannot see them.
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

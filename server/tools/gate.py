@@ -317,6 +317,8 @@ class ToolResult:
     #: The workspace files and folders a call that ran named (read, written, listed): the
     #: conversation touched them (its conditional rules apply to them).
     touched: tuple[str, ...] = ()
+    #: Ids of the stored images the result carries (Outcome.images).
+    images: tuple[str, ...] = ()
 
 
 async def run_tool(
@@ -342,7 +344,7 @@ async def run_tool(
     else:
         assert run.outcome is not None
         touched = tuple(dict.fromkeys(p.rel for p in run.paths if p.rel != "."))
-        return ToolResult(run.outcome.text, None, run.outcome.ends_turn, run.outcome.result_later, touched)
+        return ToolResult(run.outcome.text, None, run.outcome.ends_turn, run.outcome.result_later, touched, run.outcome.images)
     return ToolResult(failure.message, failure)
 
 

@@ -42,6 +42,8 @@ export interface ModusProtocol {
   ChatEditParams?: ChatEditParams;
   ChatEditResult?: ChatEditResult;
   ChatHistoryResult?: ChatHistoryResult;
+  ChatImageParams?: ChatImageParams;
+  ChatImageResult?: ChatImageResult;
   ChatListResult?: ChatListResult;
   ChatRetryResult?: ChatRetryResult;
   ChatSendParams?: ChatSendParams;
@@ -70,6 +72,8 @@ export interface ModusProtocol {
   Handoff?: Handoff;
   HistoryMessage?: HistoryMessage;
   HookUpdate?: HookUpdate;
+  ImageData?: ImageData;
+  ImageRef?: ImageRef;
   MaybeConversationParams?: MaybeConversationParams;
   McpChanged?: McpChanged;
   McpListResult?: McpListResult;
@@ -330,11 +334,22 @@ export interface ChatHistoryResult {
 export interface HistoryMessage {
   agent?: string;
   id: string;
+  images?: ImageRef[];
   metadata: {
     [k: string]: unknown;
   };
   role: 'user' | 'assistant' | 'system' | 'tool';
   text: string;
+}
+/**
+ * A stored image, as messages show it: fetched with `modus/chat/image {id}`.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ImageRef".
+ */
+export interface ImageRef {
+  id: string;
+  mimeType: string;
 }
 /**
  * A message waiting for a turn to end (see `ChatSendResult.queued`), oldest first.
@@ -346,6 +361,23 @@ export interface QueuedMessage {
   dispatched: string[];
   messageId: string;
   text: string;
+}
+/**
+ * `modus/chat/image`: a stored image by its id.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatImageParams".
+ */
+export interface ChatImageParams {
+  id: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatImageResult".
+ */
+export interface ChatImageResult {
+  data: string;
+  mimeType: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -381,8 +413,42 @@ export interface ChatRetryResult {
  */
 export interface ChatSendParams {
   conversationId?: string | null;
+  images?:
+    | []
+    | [ImageData]
+    | [ImageData, ImageData]
+    | [ImageData, ImageData, ImageData]
+    | [ImageData, ImageData, ImageData, ImageData]
+    | [ImageData, ImageData, ImageData, ImageData, ImageData]
+    | [ImageData, ImageData, ImageData, ImageData, ImageData, ImageData]
+    | [ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData]
+    | [ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData]
+    | [ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData]
+    | [
+        ImageData,
+        ImageData,
+        ImageData,
+        ImageData,
+        ImageData,
+        ImageData,
+        ImageData,
+        ImageData,
+        ImageData,
+        ImageData
+      ]
+    | null;
   owner?: string | null;
   text: string;
+}
+/**
+ * An image the client sends: its type and its bytes in base64.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ImageData".
+ */
+export interface ImageData {
+  data: string;
+  mimeType: 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -710,6 +776,7 @@ export interface MessageDelta {
 export interface MessageUpdate {
   agent?: string;
   conversationId: string;
+  images?: ImageRef[];
   kind: 'message';
   mentionsRefused?: RefusedMention[];
   messageId?: string;
@@ -1158,6 +1225,7 @@ export interface ToolCallUpdate {
   agent?: string;
   conversationId: string;
   error?: ToolError;
+  images?: ImageRef[];
   kind: 'tool_call';
   name: string;
   params: {
@@ -1282,6 +1350,7 @@ export interface Requests {
   "modus/chat/condense": { params: MaybeConversationParams; result: CondenseResult };
   "modus/chat/edit": { params: ChatEditParams; result: ChatEditResult };
   "modus/chat/history": { params: ConversationParams; result: ChatHistoryResult };
+  "modus/chat/image": { params: ChatImageParams; result: ChatImageResult };
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
   "modus/chat/open": { params: MaybeConversationParams; result: State };
   "modus/chat/retry": { params: MaybeConversationParams; result: ChatRetryResult };
@@ -1323,6 +1392,7 @@ export const Method = {
   chatCondense: "modus/chat/condense",
   chatEdit: "modus/chat/edit",
   chatHistory: "modus/chat/history",
+  chatImage: "modus/chat/image",
   chatList: "modus/chat/list",
   chatOpen: "modus/chat/open",
   chatRetry: "modus/chat/retry",
