@@ -47,7 +47,7 @@ class ChatSendParams(Input):
     conversation_id: Opt[str] = None
     owner: Opt[str] = None
     #: pasted or dropped images (at most MAX_IMAGES, each at most MAX_IMAGE_BYTES decoded)
-    images: Opt[list[ImageData]] = Field(default=None, max_length=MAX_IMAGES)
+    images: Opt[list[ImageData]] = None
 
 
 class ChatImageParams(Input):

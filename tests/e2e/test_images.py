@@ -176,7 +176,7 @@ async def test_the_vision_setting_overrides_what_modus_knows(editor):
 @pytest.mark.parametrize(
     "images, field",
     [
-        ([image(png())] * 11, "images: List should have at most 10 items"),
+        ([image(png())] * 11, "images: at most 10 images a message, got 11"),
         ([image(png())] * 3 + [{"mimeType": "image/bmp", "data": b64(png())}], "images[3].mimeType: Input should be 'image/png'"),
         ([{"mimeType": "image/png", "data": "not base64!"}], "images[0].data: not valid base64"),
         ([image(JPEG, "image/png")], "images[0].mimeType: image/png, but the data is image/jpeg"),

@@ -171,6 +171,7 @@ export interface Model {
    */
   script?: string | null;
   thinkingBudgetTokens?: number | null;
+  vision?: boolean | null;
 }
 /**
  * USD per million tokens.
@@ -413,30 +414,7 @@ export interface ChatRetryResult {
  */
 export interface ChatSendParams {
   conversationId?: string | null;
-  images?:
-    | []
-    | [ImageData]
-    | [ImageData, ImageData]
-    | [ImageData, ImageData, ImageData]
-    | [ImageData, ImageData, ImageData, ImageData]
-    | [ImageData, ImageData, ImageData, ImageData, ImageData]
-    | [ImageData, ImageData, ImageData, ImageData, ImageData, ImageData]
-    | [ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData]
-    | [ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData]
-    | [ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData, ImageData]
-    | [
-        ImageData,
-        ImageData,
-        ImageData,
-        ImageData,
-        ImageData,
-        ImageData,
-        ImageData,
-        ImageData,
-        ImageData,
-        ImageData
-      ]
-    | null;
+  images?: ImageData[] | null;
   owner?: string | null;
   text: string;
 }
@@ -839,6 +817,7 @@ export interface ModeModels {
   reasoningEffort?: ('minimal' | 'low' | 'medium' | 'high') | null;
   script?: string | null;
   thinkingBudgetTokens?: number | null;
+  vision?: boolean | null;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
