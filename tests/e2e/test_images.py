@@ -216,3 +216,22 @@ async def test_acp_offers_images_and_a_prompt_s_image_blocks_are_the_message_s(t
         assert answer.stop_reason == "end_turn"
         assert "I see it." in agent.client.text(sid)
     assert stored_images(ws) == 1
+
+
+async def test_condensing_sends_the_condensed_part_s_images_with_the_summary_request(editor):
+    picture = png(seed=4)
+    with FakeAnthropic() as server:
+        server.add(
+            Reply("One.", usage={"input_tokens": 5_500, "output_tokens": 5}),
+            Reply("Two.", usage={"input_tokens": 5_600, "output_tokens": 5}),
+            Reply("Summary: the user showed a grey pixel pair."),
+        )
+        await editor.start(anthropic(server.url))
+        await editor.chat(" ".join(f"first{i}" for i in range(300)), images=[image(picture)])
+        await editor.chat("second")
+        got = await editor.request(methods.CHAT_CONDENSE, {})
+    assert got["after"] < got["before"]
+    [ask] = server.requests[2].body["messages"]
+    blocks = ask["content"]
+    assert [b["type"] for b in blocks] == ["image", "text"] and base64.b64decode(blocks[0]["source"]["data"]) == picture
+    assert "[image img-" in blocks[1]["text"] and "(image/png)]" in blocks[1]["text"]
