@@ -20,10 +20,46 @@ class PhaseSetParams(Input):
     phase: Phase
 
 
+#: The image types a message may carry (PROTOCOL.md, "Images").
+ImageMimeType = Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
+
+#: At most this many images a message, each at most this many bytes (decoded).
+MAX_IMAGES = 10
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+
+class ImageData(Input):
+    """An image the client sends: its type and its bytes in base64."""
+
+    mime_type: ImageMimeType
+    data: str
+
+
+class ImageRef(Wire):
+    """A stored image, as messages show it: fetched with `modus/chat/image {id}`."""
+
+    id: str
+    mime_type: str
+
+
 class ChatSendParams(Input):
     text: str
     conversation_id: Opt[str] = None
     owner: Opt[str] = None
+    #: pasted or dropped images (at most MAX_IMAGES, each at most MAX_IMAGE_BYTES decoded)
+    images: Opt[list[ImageData]] = None
+
+
+class ChatImageParams(Input):
+    """`modus/chat/image`: a stored image by its id."""
+
+    id: str
+
+
+class ChatImageResult(Wire):
+    mime_type: str
+    #: the image's bytes in base64
+    data: str
 
 
 class ConversationParams(Input):
@@ -181,6 +217,8 @@ class HistoryMessage(Wire):
     agent: Opt[str] = None
     text: str
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: the images the message carries (a user's pasted ones, a tool result's): `metadata.images` too
+    images: Opt[list[ImageRef]] = None
 
 
 class ChatHistoryResult(Wire):
@@ -365,6 +403,8 @@ class MessageUpdate(_UpdateBase):
     #: conversation yet. When its turn starts, the same message comes again, without `queued`,
     #: with the same `messageId`; taken back, an `unqueued` update says so.
     queued: Opt[bool] = None
+    #: the images the message carries (fetched with `modus/chat/image`)
+    images: Opt[list[ImageRef]] = None
 
 
 class ToolError(Wire):
@@ -381,6 +421,8 @@ class ToolCallUpdate(_UpdateBase):
     status: Literal["pending", "running", "completed", "failed"]
     result: Opt[str] = None
     error: Opt[ToolError] = None
+    #: the images a completed call's result carries to the model (a screenshot, an image file read)
+    images: Opt[list[ImageRef]] = None
 
 
 class ModeChanged(_UpdateBase):

@@ -16,6 +16,7 @@ from .names import (
     CHAT_CONDENSE,
     CHAT_EDIT,
     CHAT_HISTORY,
+    CHAT_IMAGE,
     CHAT_LIST,
     CHAT_OPEN,
     CHAT_RETRY,
@@ -84,4 +85,5 @@ REQUESTS: dict[str, Request] = {
     COMMANDS_LIST: Request("EmptyParams", "CommandsListResult"),
     SKILLS_LIST: Request("EmptyParams", "SkillsListResult"),
     MODELS_CHECK: Request("ModelCheckParams", "ModelCheckResult"),
+    CHAT_IMAGE: Request("ChatImageParams", "ChatImageResult"),
 }

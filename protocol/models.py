@@ -139,6 +139,9 @@ class Model(Input):
     context_window: Opt[int] = Field(default=None, gt=0)
     #: the price (by default what Modus knows of the model; unknown: tokens only, no cost)
     pricing: Opt[Pricing] = None
+    #: whether the model sees images (by default what Modus knows of it: Claude 3 and later, GPT-4o,
+    #: GPT-4.1, GPT-5, the o-series…; a model it does not know: false)
+    vision: Opt[bool] = None
 
 
 class PhaseModels(Input):
@@ -159,6 +162,7 @@ class ModeModels(Input):
     script: Opt[str] = None
     context_window: Opt[int] = Field(default=None, gt=0)
     pricing: Opt[Pricing] = None
+    vision: Opt[bool] = None
     plan: Opt[Model] = None
     act: Opt[Model] = None
 

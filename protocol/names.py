@@ -31,6 +31,7 @@ RULES_LIST = "modus/rules/list"
 COMMANDS_LIST = "modus/commands/list"
 SKILLS_LIST = "modus/skills/list"
 MODELS_CHECK = "modus/models/check"
+CHAT_IMAGE = "modus/chat/image"
 
 # server -> client
 UPDATE = "modus/update"

@@ -83,12 +83,14 @@ def test_the_prompt_s_text_and_its_attachments():
         acp.EmbeddedResourceContentBlock(type="resource", resource=acp.TextResourceContents(uri="file:///w/a%20b.py#L4:5", text="x = 1\ny = 2")),
         acp.ResourceContentBlock(type="resource_link", uri="file:///w/c.py", name="c.py"),
     ]
-    typed, attached = read_prompt(blocks)
+    typed, attached, images = read_prompt(blocks)
     assert typed == "Look at this"
     assert [(a.path, a.first_line) for a in attached] == [("/w/a b.py", 4), ("/w/c.py", 1)]
-    assert message(typed, attached) == "Look at this\n\n@/w/a b.py:\n```\nx = 1\ny = 2\n```\n\n@/w/c.py"
-    with pytest.raises(Exception, match="image content is not supported"):
-        read_prompt([acp.ImageContentBlock(type="image", data="AA", mime_type="image/png")])
+    assert message(typed, attached) == "Look at this\n\n@/w/a b.py:\n```\nx = 1\ny = 2\n```\n\n@/w/c.py" and images == []
+    _, _, [image] = read_prompt([acp.ImageContentBlock(type="image", data="AA", mime_type="image/png")])
+    assert (image.mime_type, image.data) == ("image/png", "AA")
+    with pytest.raises(Exception, match="audio content is not supported"):
+        read_prompt([acp.AudioContentBlock(type="audio", data="AA", mime_type="audio/wav")])
 
 
 def test_a_fence_is_longer_than_the_backticks_inside():

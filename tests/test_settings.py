@@ -179,10 +179,10 @@ async def test_global_modes_file_from_the_workspace_waits_for_trust_and_a_relati
 #: must be added here or declared `Annotated[T, DECIDES]` in protocol/models.py: the test below fails until it is.
 DECIDES_NOTHING = {
     "models.default.provider", "models.default.model", "models.default.reasoningEffort", "models.default.thinkingBudgetTokens",
-    "models.default.maxTokens", "models.default.script", "models.default.contextWindow", "models.default.pricing.input",
+    "models.default.maxTokens", "models.default.script", "models.default.contextWindow", "models.default.vision", "models.default.pricing.input",
     "models.default.pricing.output", "models.default.pricing.cacheRead", "models.default.pricing.cacheWrite",
     "models.modes.*.provider", "models.modes.*.model", "models.modes.*.reasoningEffort", "models.modes.*.thinkingBudgetTokens",
-    "models.modes.*.maxTokens", "models.modes.*.script", "models.modes.*.contextWindow", "models.modes.*.pricing.input",
+    "models.modes.*.maxTokens", "models.modes.*.script", "models.modes.*.contextWindow", "models.modes.*.vision", "models.modes.*.pricing.input",
     "models.modes.*.pricing.output", "models.modes.*.pricing.cacheRead", "models.modes.*.pricing.cacheWrite",
     "agents.*.name", "agents.*.topLevel", "agents.*.instructions", "agents.*.mode", "members.*.handle", "members.*.name",
     "modeSwitchDelayMs", "commandTimeoutSeconds", "modelFirstByteTimeoutSeconds", "modelIdleTimeoutSeconds", "maxRetries",

@@ -89,8 +89,8 @@ def tables(directory: Path) -> set[str]:
 
 def test_a_new_database_gets_every_migration(tmp_path):
     Store(tmp_path).close()
-    assert version(tmp_path) == N == 4
-    assert {"meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos", "usage"} <= tables(tmp_path)
+    assert version(tmp_path) == N == 5
+    assert {"meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos", "usage", "images"} <= tables(tmp_path)
 
 
 def test_a_database_of_the_releases_before_versions_is_upgraded_in_place(tmp_path):

@@ -50,7 +50,7 @@ class FakeChat:
 
 
 def context(tmp_path, **ports) -> ToolContext:
-    fields = dict.fromkeys(("host", "config", "chat", "switches", "plans", "todos", "subtasks", "guards", "hooks"))
+    fields = dict.fromkeys(("host", "config", "chat", "switches", "plans", "todos", "subtasks", "guards", "hooks", "images"))
     return ToolContext(Ports(workspace=Workspace(tmp_path), **{**fields, **ports}), None, "coder", "conv-1", "turn-1", "call-1")
 
 

@@ -5,6 +5,7 @@ import type { Approvals } from './approvals';
 import type { Checkpoints } from './checkpoints';
 import type { Conversations } from './conversations';
 import type { EditorActions } from './editorActions';
+import type { Images } from './images';
 import type { McpServers } from './mcp';
 import type { MessageActions } from './messageActions';
 import type { Modes } from './modes';
@@ -29,6 +30,7 @@ export interface Parts {
   sidebar: Sidebar;
   setup: ModelSetup;
   actions: MessageActions;
+  images: Images;
 }
 
 export function registerCommands({ server, secrets, approvals, conversations, modes, sidebar, setup }: Parts): vscode.Disposable[] {
@@ -56,7 +58,11 @@ export function registerCommands({ server, secrets, approvals, conversations, mo
 export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type: 'ready' }>): Promise<void> {
   switch (m.type) {
     case 'send':
-      return p.conversations.send(m.text);
+      return p.conversations.send(m.text, m.images);
+    case 'fetchImage':
+      return p.images.fetch(m.id);
+    case 'openImage':
+      return p.images.open(m.id);
     case 'approval':
       return p.approvals.answer(m);
     case 'review':

@@ -2,6 +2,7 @@
 // cancelling its turn, condensing it, and the agents and slash commands the composer completes.
 import * as vscode from 'vscode';
 import { errorMessage } from './protocol/client';
+import type { ImageData } from './protocol/generated';
 import type { Checkpoints } from './checkpoints';
 import type { ServerApi } from './server';
 import type { ViewStore } from './store';
@@ -14,12 +15,12 @@ export class Conversations {
     private readonly checkpoints: Pick<Checkpoints, 'refresh'>,
   ) {}
 
-  async send(text: string): Promise<void> {
+  async send(text: string, images?: ImageData[]): Promise<void> {
     const api = this.server.requireApi();
     if (!api) return;
     const conversationId = this.store.view.conversationId;
     try {
-      const result = await api.send({ text, ...(conversationId ? { conversationId } : {}) });
+      const result = await api.send({ text, ...(conversationId ? { conversationId } : {}), ...(images?.length ? { images } : {}) });
       this.store.dispatch({ type: 'sent', result });
     } catch (err) {
       this.store.dispatch({ type: 'error', text: `Could not send: ${errorMessage(err)}` });

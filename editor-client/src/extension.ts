@@ -9,6 +9,7 @@ import { Conversations } from './conversations';
 import { ReadOnlyDocuments } from './documents';
 import { EditorActions } from './editorActions';
 import { McpServers } from './mcp';
+import { Images } from './images';
 import { MessageActions } from './messageActions';
 import { Modes, PROMPT_SCHEME } from './modes';
 import { Review } from './review';
@@ -64,7 +65,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const setup = new ModelSetup(server, store);
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
   const actions = new MessageActions(server, store, sidebar);
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor, actions };
+  const images = new Images(server, sidebar, store);
+  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor, actions, images };
   setup.refresh();
   context.subscriptions.push(
     status,

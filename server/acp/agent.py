@@ -262,7 +262,7 @@ class ModusAgent:
         opened = self._session(session_id)
         if opened.prompting:
             raise RequestError(-32600, f"A prompt is already running in session {session_id}: wait for its answer, or send session/cancel")
-        typed, attached = read_prompt(prompt)
+        typed, attached, images = read_prompt(prompt)
         host, session = opened.host, opened.session
         opened.prompting = True
         host.prompt = state = PromptState()
@@ -275,9 +275,9 @@ class ModusAgent:
             text = message(typed, attached)
             if command is not None:
                 text = await self._command(opened, *command, attached)  # the command, then what follows it
-            if text or command is None:  # an empty message is refused by the core, naming it
+            if text or images or command is None:  # an empty message is refused by the core, naming it
                 try:
-                    await session.send(protocol.ChatSendParams(text=text, conversation_id=session_id))
+                    await session.send(protocol.ChatSendParams(text=text, conversation_id=session_id, images=images or None))
                 except BadRequest as exc:
                     raise invalid(f"prompt: {exc}") from None
             await session.idle(session_id)
@@ -368,21 +368,27 @@ class Attachment:
         return where if self.text is None else f"{where}:\n{tr.fenced(self.text)}"
 
 
-def read_prompt(blocks: list[Any]) -> tuple[str, list[Attachment]]:
-    """What the user typed (its text blocks), and the files the prompt brings."""
+def read_prompt(blocks: list[Any]) -> tuple[str, list[Attachment], list[protocol.ImageData]]:
+    """What the user typed (its text blocks), the files the prompt brings, and its images (the
+    message's: checked with it, by the core)."""
     typed: list[str] = []
     attached: list[Attachment] = []
+    images: list[protocol.ImageData] = []
     for block in blocks:
         if isinstance(block, acp.TextContentBlock):
             typed.append(block.text)
+        elif isinstance(block, acp.ImageContentBlock):
+            if block.mime_type not in ("image/png", "image/jpeg", "image/webp", "image/gif"):
+                raise invalid(f"prompt: images[{len(images)}].mimeType: must be image/png, image/jpeg, image/webp or image/gif, got {block.mime_type!r}")
+            images.append(protocol.ImageData(mime_type=block.mime_type, data=block.data))
         elif isinstance(block, acp.EmbeddedResourceContentBlock):
             resource = block.resource
             attached.append(Attachment(resource.uri, resource.text if isinstance(resource, acp.TextResourceContents) else None))
         elif isinstance(block, acp.ResourceContentBlock):
             attached.append(Attachment(block.uri))
         else:
-            raise invalid(f"prompt: {getattr(block, 'type', type(block).__name__)} content is not supported (text and resources are)")
-    return " ".join(t.strip() for t in typed if t.strip()), attached
+            raise invalid(f"prompt: {getattr(block, 'type', type(block).__name__)} content is not supported (text, images and resources are)")
+    return " ".join(t.strip() for t in typed if t.strip()), attached, images
 
 
 def message(typed: str, attached: list[Attachment]) -> str:

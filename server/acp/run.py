@@ -24,7 +24,7 @@ from . import hello
 log = logging.getLogger(__name__)
 
 #: A message longer than this is refused (and read to its end, so the next one is read whole).
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_MESSAGE_BYTES = 80 * 1024 * 1024  # room for a prompt of 10 images of 5 MiB each, in base64
 
 
 class LineTransport:

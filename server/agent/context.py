@@ -28,7 +28,7 @@ from ..providers.catalog import context_info, window_of
 from ..providers.tokens import TOKENIZER, bound
 from ..state import StoredMessage
 from ..state.store import new_id
-from .history import PER_MESSAGE, Measured, ModelHistory, calls_text, summary_message
+from .history import IMAGE_TOKENS, PER_MESSAGE, Measured, ModelHistory, calls_text, summary_message
 
 if TYPE_CHECKING:
     from .session import Session
@@ -52,6 +52,9 @@ CONDENSE_SYSTEM = (
     "summary alone: the messages you summarise will not be shown to it again. Answer with the summary "
     "and nothing else; call no tool."
 )
+
+#: The images of the summarised part that go with the summary request, at most (the newest).
+CONDENSE_IMAGES = 10
 
 CONDENSE_ASK = """Summarise the conversation above (between the conversation tags) for the agent that goes on with it. Under these headings:
 
@@ -102,7 +105,7 @@ async def _tokenizer_and_prompt(system: str, tools: Sequence[ToolSchema]) -> Non
 
 
 def _message_tokens(m: ChatMessage) -> int:
-    return TOKENIZER.count(m.text) + TOKENIZER.count(calls_text(m)) + PER_MESSAGE
+    return TOKENIZER.count(m.text) + TOKENIZER.count(calls_text(m)) + IMAGE_TOKENS * len(m.images) + PER_MESSAGE
 
 
 class Fitted:
@@ -262,7 +265,9 @@ async def condense(session: Session, task: Task, history_id: str, agent: str, co
         return before, 0
     room = limits.window - limits.window // 8 - _prompt_tokens(CONDENSE_SYSTEM, (), True) - 400  # the reply, the ask
     said = _summarised(sent, fitted, older, room)
-    request = ModelRequest(CONDENSE_SYSTEM, (ChatMessage("user", f"{transcript(said)}\n\n{CONDENSE_ASK}"),))
+    # the images of what is summarised go along (the newest few), for the summary to say what they show
+    shown = tuple({i.id: i for m in said for i in m.images}.values())[-CONDENSE_IMAGES:]
+    request = ModelRequest(CONDENSE_SYSTEM, (ChatMessage("user", f"{transcript(said)}\n\n{CONDENSE_ASK}", images=shown),))
     reply = await task.model.complete(request, lambda _: None)
     if reply.usage is not None:
         session.usage_book.record(conversation_id, task, reply.usage)
@@ -310,10 +315,12 @@ def transcript(messages: Sequence[ChatMessage]) -> str:
     parts = []
     for m in messages:
         if m.role == "tool":
-            parts.append(f"[result of {m.tool_name}{' (failed)' if m.is_error else ''}]\n{m.text}")
+            images = "".join(f"\n[image {i.id} ({i.mime_type})]" for i in m.images)
+            parts.append(f"[result of {m.tool_name}{' (failed)' if m.is_error else ''}]\n{m.text}{images}")
             continue
         lines = [f"[{m.role}]", m.text] if m.text.strip() else [f"[{m.role}]"]
         lines += [f"[calls {c.name}] {json.dumps(c.arguments)}" for c in m.tool_calls]
+        lines += [f"[image {i.id} ({i.mime_type})]" for i in m.images]
         parts.append("\n".join(lines))
     return "<conversation>\n" + "\n\n".join(parts) + "\n</conversation>"
 

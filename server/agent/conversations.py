@@ -15,7 +15,7 @@ from ..host import Host
 from ..state import StoredMessage
 from ..state.store import ConversationRow, iso_utc, new_id
 from ..workspace import clip
-from .history import Histories, tool_result, turn_ended
+from .history import IMAGES, Histories, tool_result, turn_ended
 from .touched import TouchedFiles
 
 if TYPE_CHECKING:
@@ -160,7 +160,9 @@ class Conversations:
             raise BadRequest(f"conversationId: unknown conversation: {cid}")
         return protocol.ChatHistoryResult(
             messages=[
-                protocol.HistoryMessage(id=m.id, role=m.role, agent=m.agent, text=m.text, metadata=m.metadata)
+                protocol.HistoryMessage(
+                    id=m.id, role=m.role, agent=m.agent, text=m.text, metadata=m.metadata, images=m.metadata.get(IMAGES) or None
+                )
                 for m in self.store.messages(cid)
             ]
         )

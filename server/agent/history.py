@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+import base64
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 
-from ..providers import ChatMessage, ToolCallRequest
+from ..providers import ChatMessage, ImagePart, ToolCallRequest
 from ..providers.tokens import bound
 from ..state import StoredMessage
 
@@ -26,6 +27,16 @@ SUMMARY_HEADER = (
     "[The conversation so far, condensed to fit the context window: the older messages are summarised "
     "here, the newer ones follow as they were.]"
 )
+
+#: The metadata key of a message's images: `[{id, mimeType}]` (each image stored once, in the state).
+IMAGES = "images"
+
+#: What an image costs in a request, in tokens, as a bound: Anthropic's largest (about 1,600 for
+#: 1.15 megapixels), OpenAI's at high detail near it.
+IMAGE_TOKENS = 1_600
+
+#: An image's type and bytes by its id (the state's), None when unknown.
+ImageSource = Callable[[str], "tuple[str, bytes] | None"]
 
 #: Histories kept in memory; the least recently used beyond this are let go (the store keeps them).
 LIVE_HISTORIES = 8
@@ -76,8 +87,10 @@ class ModelHistory:
     style. What other agents of the conversation said comes as quoted user text, without their
     tool calls and results: agents run in parallel, and another's calls would break the pairing."""
 
-    def __init__(self, stored: Iterable[StoredMessage] = (), agent: str | None = None):
+    def __init__(self, stored: Iterable[StoredMessage] = (), agent: str | None = None, images: ImageSource | None = None):
         self.agent = agent
+        #: where a message's images are read (none: the messages go without them)
+        self.images = images
         self.messages: list[ChatMessage] = []
         self._native: set[str] = set()
         #: this agent's calls still without a result (None: every call is this agent's)
@@ -101,7 +114,20 @@ class ModelHistory:
 
     def _add(self, m: ChatMessage) -> None:
         self.messages.append(m)
-        self.bounds.append(self.bounds[-1] + bound(m.text) + bound(calls_text(m)) + PER_MESSAGE)
+        self.bounds.append(self.bounds[-1] + bound(m.text) + bound(calls_text(m)) + IMAGE_TOKENS * len(m.images) + PER_MESSAGE)
+
+    def _images(self, m: StoredMessage) -> tuple[ImagePart, ...]:
+        """The images of a stored message (`metadata.images`), read from the state; one that is
+        gone is left out."""
+        refs = m.metadata.get(IMAGES)
+        if not refs or self.images is None:
+            return ()
+        parts = []
+        for ref in refs:
+            found = self.images(ref.get("id", ""))
+            if found is not None:
+                parts.append(ImagePart(ref["id"], found[0], base64.b64encode(found[1]).decode("ascii")))
+        return tuple(parts)
 
     def condense(self, keep: int, summary: str) -> None:
         """The summary replaces every message but the last `keep` (context.condense)."""
@@ -122,7 +148,7 @@ class ModelHistory:
                 self.used = condensed.get("after")
         elif m.role == "user":
             env = m.metadata.get("environmentDetails")
-            self._add(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text))
+            self._add(ChatMessage("user", f"{m.text}\n\n{env}" if env else m.text, images=self._images(m)))
         elif m.role == "assistant" and self._others(m):
             if m.text:
                 handoff = m.metadata.get("handoff")
@@ -148,13 +174,13 @@ class ModelHistory:
             if call_id in self._native:
                 self._native.discard(call_id)
                 error = bool(m.metadata.get("isError"))
-                self._add(ChatMessage("tool", m.text, tool_call_id=call_id, tool_name=name, is_error=error))
+                self._add(ChatMessage("tool", m.text, tool_call_id=call_id, tool_name=name, is_error=error, images=self._images(m)))
                 if not self._native and self._held:
                     for quote in self._held:
                         self._add(quote)
                     self._held.clear()
             else:
-                self._add(ChatMessage("user", f"[{name}] Result:\n{m.text}"))
+                self._add(ChatMessage("user", f"[{name}] Result:\n{m.text}", images=self._images(m)))
 
 
 class Histories:
@@ -178,7 +204,7 @@ class Histories:
             self._live.move_to_end(conversation_id)
         history = views.get(agent)
         if history is None:
-            history = views[agent] = ModelHistory(self.store.messages(conversation_id), agent)
+            history = views[agent] = ModelHistory(self.store.messages(conversation_id), agent, lambda image_id: self.store.image(image_id))
         return history
 
     def forget(self, conversation_id: str) -> None:

@@ -21,17 +21,19 @@ from ..modes import Mode
 from ..plan.machine import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT
 from ..prompt import environment_details
 from ..state import StoredMessage
-from ..state.store import new_id
+from ..state.store import image_id_of, new_id
 from .configuration import Configuration
 from .conversations import Conversations
 from .runtimes import Runtimes
 from .switcher import Switcher
 from .task import Task
+from .history import IMAGES
 from .touched import KEY as TOUCHED, mentioned_files
 
 if TYPE_CHECKING:
     from protocol import ChatSendParams, ChatSendResult
 
+    from ..images import Image
     from .hookbook import HookBook
     from .planner import Planner
     from .queue import MessageQueue
@@ -55,6 +57,12 @@ class Prepared:
     #: a slash command's mode and phase, switched to when the message goes in
     mode: str | None = None
     phase: str | None = None
+    #: the images it carries (checked; stored when it goes in), and their `[{id, mimeType}]`
+    images: list[Image] = field(default_factory=list)
+
+    @property
+    def image_refs(self) -> list[dict]:
+        return [{"id": image_id_of(i.data), "mimeType": i.mime_type} for i in self.images]
 
     def result(self, queued: bool = False) -> ChatSendResult:
         return protocol.ChatSendResult(
@@ -115,7 +123,12 @@ class Intake:
         run (one that blocks refuses it): BadRequest naming the field, or what `deliver` takes.
         Nothing of the conversation changes but which one is current."""
         text = params.text
-        if not text.strip():
+        images = []
+        if params.images:
+            from ..images import decode
+
+            images = decode(params.images)
+        if not text.strip() and not images:
             raise BadRequest("text: must not be empty")
         if params.owner is not None and self.config.agent(params.owner) is None:
             raise BadRequest(f"owner: unknown agent: {params.owner}")
@@ -133,7 +146,9 @@ class Intake:
         composed = parse_user_message(text, self.config.agents, self.config.settings.members)
         # the mentioned agents, in parallel, each with the whole message; none: the responder;
         # a message made only of mentions starts nothing
-        targets = [] if composed.empty else (composed.agents or [self.responder(cid)])
+        targets = [] if composed.empty and not images else (composed.agents or [self.responder(cid)])
+        if images:
+            self.refuse_images_unseen(cid, targets, command.mode if command else None, command.phase if command else None)
         mentions = [protocol.Mention(raw=m.raw, kind=m.kind, name=m.name) for m in composed.mentions]
         extra: dict = {"typed": typed, "mentions": [m.wire() for m in mentions]} if mentions else {}
         if command is not None or added:
@@ -143,8 +158,28 @@ class Intake:
             extra[TOUCHED] = touched
         return Prepared(
             cid, new_id("msg-"), typed, composed.text if targets else text, targets, mentions, extra,
-            command.mode if command else None, command.phase if command else None,
+            command.mode if command else None, command.phase if command else None, images,
         )
+
+    def refuse_images_unseen(self, cid: str, agents: Sequence[str], mode: str | None, phase: str | None) -> None:
+        """A message with images goes only to models that see them: BadRequest on `images` naming
+        the agent and its model otherwise, before anything is stored or asked."""
+        from ..providers.catalog import model_id, vision_of
+        from .task import resolve_model
+
+        settings = self.config.settings
+        for agent in agents:
+            task = self.switcher.task_for(agent, cid)
+            config = task.model_config
+            if mode is not None or phase is not None:  # a slash command's switch comes first
+                agent_config = self.config.agent(agent)
+                config = resolve_model(settings.models, mode or task.mode.slug, phase or task.phase, agent_config.model if agent_config else None)
+            if not vision_of(config):
+                name = model_id(config) or config.provider
+                raise BadRequest(
+                    f"images: {agent}'s model ({config.provider} {name}) cannot see images, so the message was not sent: "
+                    "choose a model with vision, or set `vision: true` in its Model setting if it has it"
+                )
 
     def deliver(self, messages: Sequence[Prepared]) -> list[tuple[str, Summons]]:
         """The messages (of one conversation, in order) into the conversation: each command's
@@ -167,8 +202,14 @@ class Intake:
             self.answer_waiting_call(cid, PLAN_REPLY_FOLLOWS if self.switcher.phase == "plan" else f"{PLAN_SWITCHED_TO_ACT} {PLAN_REPLY_FOLLOWS}")
             lead = message.targets[0] if message.targets else self.responder(cid)
             task = self.switcher.task_for(lead, cid) if i == len(messages) - 1 else None
-            self.add_user_message(cid, message.text, task, message_id=message.id, **message.metadata)
-            self.config.host.publish(protocol.MessageUpdate(conversation_id=cid, role="user", text=message.typed, message_id=message.id))
+            refs = message.image_refs
+            for image in message.images:  # each stored once, however often it is sent
+                self.conversations.store.put_image(cid, image.mime_type, image.data)
+            extra = {IMAGES: refs} if refs else {}
+            self.add_user_message(cid, message.text, task, message_id=message.id, **message.metadata, **extra)
+            self.config.host.publish(
+                protocol.MessageUpdate(conversation_id=cid, role="user", text=message.typed, message_id=message.id, images=refs or None)
+            )
             chain = Chain.start(message.targets)
             for agent in message.targets:
                 others = [a for a in message.targets if a != agent]

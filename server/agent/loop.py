@@ -25,7 +25,7 @@ from ..state import StoredMessage
 from ..state.store import new_id
 from ..tools import TOOLS, ToolContext, run_tool
 from . import context
-from .history import tool_result, turn_ended
+from .history import IMAGES, tool_result, turn_ended
 from .touched import KEY as TOUCHED
 from ..roster.summons import Summons, mentioned
 from .task import Task
@@ -300,24 +300,41 @@ async def _run_call(turn: Turn, call: ToolCallRequest):
     ctx = ToolContext(session.ports, task, turn.agent, turn.conversation_id, turn.turn_id, call.id, turn.last_tool, turn.summons.chain)
     turn.last_tool = call.name
     outcome = await run_tool(ctx, call, TOOLS, on_running=lambda: turn.publish(ToolCallUpdate, status="running", **base))
+    images = _image_refs(session, outcome.images)
     if outcome.result_later and turn.history_id == turn.conversation_id:
         turn.open_calls.remove(call)  # its result is written with the user's answer (Session.answer_waiting_call)
     else:
         _record_result(turn, call, outcome.text, error_type=outcome.error.type if outcome.error else None, touched=outcome.touched,
-                       metadata=outcome.metadata)
+                       images=images, metadata=outcome.metadata)
     if outcome.error is None:
-        turn.publish(ToolCallUpdate, status="completed", result=outcome.text, **base)
+        turn.publish(ToolCallUpdate, status="completed", result=outcome.text, images=images or None, **base)
     else:
         error = ToolError(type=outcome.error.type, message=outcome.error.message)
         turn.publish(ToolCallUpdate, status="failed", error=error, **base)
     return outcome
 
 
-def _record_result(turn: Turn, call: ToolCallRequest, text: str, *, error_type: str | None, touched: tuple[str, ...] = (),
-                   metadata: dict | None = None) -> None:
-    """The call's result, with the files it touched (agent/touched.py: they wake conditional rules)
-    and what the tool keeps with it (Outcome.metadata)."""
-    turn.record("tool", text, **(metadata or {}), **tool_result(call.id, call.name, error_type), **({TOUCHED: list(touched)} if touched else {}))
+def _image_refs(session: "Session", ids: tuple[str, ...]) -> list[dict]:
+    """`[{id, mimeType}]` of the stored images of a tool's result (unknown ids left out)."""
+    refs = []
+    for image_id in dict.fromkeys(ids):
+        found = session.store.image(image_id)
+        if found is not None:
+            refs.append({"id": image_id, "mimeType": found[0]})
+    return refs
+
+
+def _record_result(
+    turn: Turn, call: ToolCallRequest, text: str, *, error_type: str | None, touched: tuple[str, ...] = (),
+    images: list[dict] | None = None, metadata: dict | None = None,
+) -> None:
+    """The call's result, with the files it touched (agent/touched.py: they wake conditional rules),
+    the images it carries to the model (`images`: [{id, mimeType}]) and what the tool keeps with
+    it (Outcome.metadata)."""
+    extra = {**(metadata or {}), **({TOUCHED: list(touched)} if touched else {})}
+    if images:
+        extra[IMAGES] = images
+    turn.record("tool", text, **tool_result(call.id, call.name, error_type), **extra)
     if call in turn.open_calls:
         turn.open_calls.remove(call)
 

@@ -88,7 +88,7 @@ class OwnCommands:
         name, rest = typed
         cid = conversations.current
         rest = await self.run(name, rest, cid)
-        if rest:
+        if rest or params.images:
             sent = await self.intake.send(params.model_copy(update={"text": rest, "conversation_id": cid}))
             return sent.model_copy(update={"command": name})
         return protocol.ChatSendResult(conversation_id=cid, message_id="", text="", dispatched=[], command=name)

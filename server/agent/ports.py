@@ -72,6 +72,19 @@ class Guards:
         return await self.session.checkpoints.take(label, conversation_id, tool_call_id)
 
 
+class Images:
+    """The Images port: the state store's images, each stored once by the hash of its bytes."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def put(self, conversation_id: str, mime_type: str, data: bytes) -> str:
+        return self.session.store.put_image(conversation_id, mime_type, data)
+
+    def get(self, image_id: str) -> tuple[str, bytes] | None:
+        return self.session.store.image(image_id)
+
+
 def ports(session: Session) -> Ports:
     return Ports(
         host=session.host,
@@ -84,4 +97,5 @@ def ports(session: Session) -> Ports:
         subtasks=session.subtasks,
         guards=Guards(session),
         hooks=session.hookbook,
+        images=Images(session),
     )

@@ -56,7 +56,10 @@ class MessageQueue:
     def hold(self, message: Prepared) -> None:
         self.held.setdefault(message.conversation_id, []).append(message)
         self.host.publish(
-            protocol.MessageUpdate(conversation_id=message.conversation_id, role="user", text=message.typed, message_id=message.id, queued=True)
+            protocol.MessageUpdate(
+                conversation_id=message.conversation_id, role="user", text=message.typed, message_id=message.id, queued=True,
+                images=message.image_refs or None,
+            )
         )
 
     def release(self, cid: str) -> list[tuple[str, Summons]]:

@@ -24,7 +24,8 @@ from ..inbound import valid_id
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 64 * 1024 * 1024
+#: A message of 10 images of 5 MiB each (PROTOCOL.md, "Images") is about 67 MiB in base64: room for it.
+MAX_BODY = 80 * 1024 * 1024
 MAX_HEADERS = 64 * 1024  # a header block longer than this is garbage
 CHUNK = 64 * 1024
 

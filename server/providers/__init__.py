@@ -13,7 +13,7 @@ import anyio
 from protocol import Model, Settings
 
 from .base import (
-    ChatMessage, ModelClient, ModelError, ModelLimits, ModelReply, ModelRequest, ToolCallRequest, ToolSchema, no_notice,
+    ChatMessage, ImagePart, ModelClient, ModelError, ModelLimits, ModelReply, ModelRequest, ToolCallRequest, ToolSchema, no_notice,
 )
 from .scripted import Script, ScriptCursor, ScriptedModel
 
@@ -90,7 +90,9 @@ def open_model(config: Model, *, workspace: Path, cursor: ScriptCursor, limits: 
     """A client for the configured model. Problems surface when the model is asked, never here."""
     try:
         if config.provider == "scripted":
-            return ScriptedModel(workspace / config.script if config.script else None, cursor)
+            from .catalog import vision_of
+
+            return ScriptedModel(workspace / config.script if config.script else None, cursor, vision_of(config))
         if config.provider == "anthropic":
             from .anthropic import AnthropicModel
 
@@ -128,6 +130,7 @@ async def check_model(config: Model, workspace: Path) -> tuple[bool, str, list[s
 
 __all__ = [
     "ChatMessage",
+    "ImagePart",
     "ModelClient",
     "ModelError",
     "ModelLimits",

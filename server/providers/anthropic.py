@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable, Sequence
 
-from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage, no_notice
+from .base import ChatMessage, ImagePart, ModelReply, ModelRequest, ToolCallRequest, Usage, image_note, no_notice
 from .catalog import DEFAULT_MODEL
 from .sdk import SdkModel
 from .wire import body
@@ -68,7 +68,9 @@ class AnthropicModel(SdkModel):
         }
         if budget:
             fields["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        raw: dict[str, Any] = {"messages": self.wire.groups(request.messages, _groups, partial(_message, with_thinking=bool(budget)))}
+        raw: dict[str, Any] = {
+            "messages": self.wire.groups(request.messages, _groups, partial(_message, with_thinking=bool(budget), vision=self.vision))
+        }
         if request.system:
             raw["system"] = self.wire.once("system", request.system, lambda text: [text])
         if request.tools:
@@ -92,7 +94,7 @@ def _groups(history: Sequence[ChatMessage]) -> list[tuple[ChatMessage, ...]]:
     current: list[ChatMessage] = []
     side = None
     for m in history:
-        if m.role != "tool" and not m.tool_calls and not m.text.strip():
+        if m.role != "tool" and not m.tool_calls and not m.text.strip() and not m.images:
             current.append(m)
             continue
         if side is not None and _side(m) != side:
@@ -105,26 +107,37 @@ def _groups(history: Sequence[ChatMessage]) -> list[tuple[ChatMessage, ...]]:
     return groups
 
 
-def _message(group: tuple[ChatMessage, ...], *, with_thinking: bool) -> list[dict[str, Any]]:
+def _message(group: tuple[ChatMessage, ...], *, with_thinking: bool, vision: bool = True) -> list[dict[str, Any]]:
     """One message of the API from a run of one side: tool results first in a user turn (the API
     requires it), then the rest in order; none when no message of the run makes a block."""
     content: list[dict[str, Any]] = []
     for m in group:
-        for block in _blocks(m, with_thinking):
+        for block in _blocks(m, with_thinking, vision):
             if block["type"] == "tool_result":
                 content.insert(sum(b["type"] == "tool_result" for b in content), block)
             else:
                 content.append(block)
-    side = next((_side(m) for m in group if m.role == "tool" or m.tool_calls or m.text.strip()), None)
+    side = next((_side(m) for m in group if m.role == "tool" or m.tool_calls or m.text.strip() or m.images), None)
     return [{"role": side, "content": content}] if content else []
 
 
-def _blocks(m: ChatMessage, with_thinking: bool) -> list[dict[str, Any]]:
+def _image(image: ImagePart) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
+
+
+def _blocks(m: ChatMessage, with_thinking: bool, vision: bool = True) -> list[dict[str, Any]]:
     if m.role == "tool":
-        return [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.text, "is_error": m.is_error}]
+        if not m.images:
+            return [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.text, "is_error": m.is_error}]
+        # a result's images go inside it, after its text (a model without vision: a note instead)
+        parts: list[dict[str, Any]] = [{"type": "text", "text": m.text}] if m.text.strip() else []
+        parts += [_image(i) for i in m.images] if vision else [{"type": "text", "text": image_note(m.images, "The result")}]
+        return [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": parts, "is_error": m.is_error}]
     blocks: list[dict[str, Any]] = []
     if with_thinking and m.tool_calls and m.state:
         blocks += m.state.get("thinking", [])
+    if m.images:  # the images first, then the text about them (Anthropic's advice)
+        blocks += [_image(i) for i in m.images] if vision else [{"type": "text", "text": image_note(m.images)}]
     if m.text.strip():
         blocks.append({"type": "text", "text": m.text})
     blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]

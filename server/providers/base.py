@@ -13,6 +13,21 @@ class ToolCallRequest(NamedTuple):
     arguments: dict[str, Any]
 
 
+class ImagePart(NamedTuple):
+    """A stored image a message carries to the model: its id, type and bytes in base64."""
+
+    id: str
+    mime_type: str
+    data: str
+
+
+def image_note(images: tuple[ImagePart, ...], whose: str = "This message") -> str:
+    """What a model without vision gets in place of images."""
+    n = len(images)
+    kinds = ", ".join(dict.fromkeys(i.mime_type for i in images))
+    return f"[{whose} carries {n} image{'s' if n > 1 else ''} ({kinds}), left out: this model cannot see images (no vision).]"
+
+
 class ChatMessage(NamedTuple):
     role: Literal["user", "assistant", "tool"]
     text: str
@@ -23,6 +38,8 @@ class ChatMessage(NamedTuple):
     is_error: bool = False
     #: For role "assistant": what the provider asked to get back with this reply (ModelReply.state).
     state: dict[str, Any] | None = None
+    #: For roles "user" and "tool": the images it carries (a vision model sees them, another a note).
+    images: tuple[ImagePart, ...] = ()
 
 
 class ToolSchema(NamedTuple):

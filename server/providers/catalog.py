@@ -57,6 +57,25 @@ def _known(config: Model) -> Known | None:
     return KNOWN.get(_DATED.sub("", model_id(config) or ""))
 
 
+#: Models known to see images, by their id (dated ids and suffixes included): Claude 3 and later
+#: (claude-3-*, claude-3-5-*, claude-sonnet-4*, claude-opus-4*, claude-haiku-4*…), GPT-4o, GPT-4.1,
+#: GPT-4.5, GPT-4 Turbo, GPT-5 and the o-series (o1, o3, o4-mini; not o1-mini, o3-mini).
+_VISION = re.compile(
+    r"^(claude-(3|[a-z]+-[4-9])|gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-4-turbo|gpt-5|o1(?!-mini)|o3(?!-mini)|o4)",
+)
+
+
+def vision_of(config: Model) -> bool:
+    """Whether the model sees images: its `vision` setting, else what Modus knows of it. The
+    scripted model does (the test double); a model Modus does not know does not (a model of a
+    local server, say): set `vision: true` for one that does."""
+    if config.vision is not None:
+        return config.vision
+    if config.provider == "scripted":
+        return True
+    return bool(_VISION.match((model_id(config) or "").lower().rpartition("/")[2]))
+
+
 def price_of(config: Model) -> Pricing | None:
     if config.pricing is not None:
         return config.pricing

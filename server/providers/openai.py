@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from functools import partial
 from typing import Any, Callable, Sequence
 
-from .base import ChatMessage, ModelReply, ModelRequest, ToolCallRequest, Usage, no_notice
+from .base import ChatMessage, ImagePart, ModelReply, ModelRequest, ToolCallRequest, Usage, image_note, no_notice
 from .catalog import DEFAULT_MODEL
 from .sdk import SdkModel
 from .wire import body, split
@@ -85,7 +86,7 @@ class OpenAIModel(SdkModel):
             fields["max_tokens" if self.config.base_url else "max_completion_tokens"] = self.config.max_tokens
         messages = [
             self.wire.once("system", request.system, lambda text: [{"role": "system", "content": text}] if text else []),
-            *self.wire.groups(request.messages, _groups, _messages),
+            *self.wire.groups(request.messages, _groups, partial(_messages, vision=self.vision)),
         ]
         raw: dict[str, Any] = {"messages": messages}
         if request.tools:
@@ -119,24 +120,41 @@ def _groups(messages: Sequence[ChatMessage]) -> list[tuple[ChatMessage, ...]]:
     return split(messages, lambda before, m: m.role == "assistant")
 
 
-def _messages(group: tuple[ChatMessage, ...]) -> list[dict[str, Any]]:
-    """One group's messages: an assistant reply and what follows it until the next one."""
+def _messages(group: tuple[ChatMessage, ...], vision: bool = True) -> list[dict[str, Any]]:
+    """One group's messages: an assistant reply and what follows it until the next one. A tool
+    message holds text only (Chat Completions): the images of a result follow the results, in a
+    user message that says whose they are."""
     out: list[dict[str, Any]] = []
     for m in group:
-        out.append(_message(m))
-        if m.role == "tool":
-            # A result belongs right after its call, ahead of user text that came in between (the
-            # results of calls the same reply wrote as XML): the API refuses anything else.
-            at = len(out) - 1
-            while at and out[at - 1]["role"] == "user":
-                at -= 1
-            out.insert(at, out.pop())
+        out.append(_message(m, vision))
+        if m.role != "tool":
+            continue
+        # A result belongs right after its call, ahead of user text that came in between (the
+        # results of calls the same reply wrote as XML): the API refuses anything else.
+        at = len(out) - 1
+        while at and out[at - 1]["role"] == "user":
+            at -= 1
+        out.insert(at, out.pop())
+        if m.images and vision:
+            said = f"[The images of the result of {m.tool_name} ({m.tool_call_id}):]"
+            out.append({"role": "user", "content": [{"type": "text", "text": said}, *map(_image_url, m.images)]})
+        elif m.images:
+            out[at]["content"] = f"{m.text}\n\n{image_note(m.images, 'The result')}"
     return out
 
 
-def _message(m: ChatMessage) -> dict[str, Any]:
+def _image_url(image: ImagePart) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+
+
+def _message(m: ChatMessage, vision: bool = True) -> dict[str, Any]:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.text}
+    if m.role == "user" and m.images:
+        if not vision:
+            return {"role": "user", "content": f"{image_note(m.images)}\n\n{m.text}"}
+        parts: list[dict[str, Any]] = [{"type": "text", "text": m.text}] if m.text.strip() else []
+        return {"role": "user", "content": [*parts, *map(_image_url, m.images)]}
     if m.role == "user" or not m.tool_calls:
         return {"role": m.role, "content": m.text}
     calls = [

@@ -48,6 +48,9 @@ class _ScriptTurn(BaseModel):
     tool_calls: list[_ScriptCall] = Field(default_factory=list, alias="toolCalls")
     #: reported as if the provider had sent it
     usage: _ScriptUsage | None = None
+    #: the number of images the request must carry (the user's and the tool results'): another
+    #: number fails the turn
+    expect_images: int | None = Field(default=None, alias="expectImages", ge=0)
 
 
 class Script(BaseModel):
@@ -112,10 +115,12 @@ SCRIPTS = _ScriptCache()
 
 
 class ScriptedModel:
-    def __init__(self, script: Path | None, cursor: ScriptCursor):
-        """`script`: the file (read when the model is first asked), None without one."""
+    def __init__(self, script: Path | None, cursor: ScriptCursor, vision: bool = True):
+        """`script`: the file (read when the model is first asked), None without one; `vision`:
+        whether it sees the images of a request (without, it counts none)."""
         self.script = script
         self.cursor = cursor
+        self.vision = vision
 
     async def complete(
         self,
@@ -133,6 +138,12 @@ class ScriptedModel:
             return ModelReply(SCRIPT_FINISHED)
         turn = script.turns[self.cursor.position]
         self.cursor.position += 1
+        if turn.expect_images is not None:
+            carried = sum(len(m.images) for m in request.messages) if self.vision else 0
+            if carried != turn.expect_images:
+                raise ModelError(
+                    f"The script's turn {self.cursor.position} expects {turn.expect_images} image(s); the request carried {carried}."
+                )
         await _stream(turn.thinking, on_thinking)
         await _stream(turn.text, on_text)
         calls = tuple(ToolCallRequest(self.cursor.next_id(), c.name, dict(c.arguments)) for c in turn.tool_calls)

@@ -29,6 +29,7 @@ import anyio
 from protocol import Model
 
 from .base import ModelError, ModelLimits, ModelReply, ModelRequest, no_notice
+from .catalog import vision_of
 from .wire import WireCache
 
 #: Sent to a custom baseUrl when no apiKeyEnv is named: a local server needs no key, and the
@@ -135,6 +136,8 @@ class SdkModel:
         self.config = config
         self.limits = limits
         self.model = config.model or self.default_model
+        #: whether the model sees images (else they are a note: base.image_note)
+        self.vision = vision_of(config)
         self.api_key = self._api_key()
         self._client: Any = None
         #: the conversation's groups, serialised once (wire.py)

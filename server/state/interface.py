@@ -113,6 +113,16 @@ class StateStore(Protocol):
         messages apart), in the order they were written."""
         ...
 
+    # -- images: each stored once, by the hash of its bytes
+
+    def put_image(self, conversation_id: str | None, mime_type: str, data: bytes) -> str:
+        """The image stored (the same bytes: the same row, stored once); its id."""
+        ...
+
+    def image(self, image_id: str) -> tuple[str, bytes] | None:
+        """(its MIME type, its bytes); None for an unknown id."""
+        ...
+
     # -- tasks: which mode and phase each task ran in
 
     def add_task(

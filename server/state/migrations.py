@@ -161,11 +161,25 @@ CUT_MESSAGES = """
 ALTER TABLE messages ADD COLUMN cut_at REAL;
 """
 
+# 5: images (a user's pasted screenshot, a tool's result): each stored once, by the hash of its
+# bytes, however many messages and requests refer to it; messages hold only `{id, mimeType}`.
+# `conversation_id` is the conversation that stored it first.
+IMAGES = """
+CREATE TABLE images (
+    id              TEXT PRIMARY KEY,
+    mime_type       TEXT NOT NULL,
+    data            BLOB NOT NULL,
+    conversation_id TEXT,
+    created_at      REAL NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     script(SCHEMA_1),
     script(PLANS_AND_TODOS),
     script(USAGE),
     script(CUT_MESSAGES),
+    script(IMAGES),
 )
 
 

@@ -8,6 +8,7 @@ is upgraded in place (see migrations.py); a newer one is refused with StateTooNe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -87,6 +88,11 @@ _CORRUPT = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 def new_id(prefix: str = "") -> str:
     return prefix + uuid.uuid4().hex[:16]
+
+
+def image_id_of(data: bytes) -> str:
+    """An image's id: the hash of its bytes (the same image, the same id, stored once)."""
+    return "img-" + hashlib.sha256(data).hexdigest()[:32]
 
 
 def iso_utc(seconds: float) -> str:
@@ -382,6 +388,24 @@ class Store:
             "cache_read_tokens": int(row[2]), "cache_write_tokens": int(row[3]),
             "cost": None if row[5] else round(row[4], 10),
         }
+
+    # -- images: stored once each, by the hash of their bytes
+
+    def put_image(self, conversation_id: str | None, mime_type: str, data: bytes) -> str:
+        """The image stored (once: the same bytes are the same row, whoever stores them again);
+        its id, `img-` and the first 32 hex digits of the SHA-256 of its bytes."""
+        image_id = image_id_of(data)
+        with self.transaction():
+            self.db.execute(
+                "INSERT OR IGNORE INTO images(id, mime_type, data, conversation_id, created_at) VALUES (?, ?, ?, ?, ?)",
+                (image_id, mime_type, data, conversation_id, time.time()),
+            )
+        return image_id
+
+    def image(self, image_id: str) -> tuple[str, bytes] | None:
+        """(its MIME type, its bytes); None for an unknown id."""
+        row = self.db.execute("SELECT mime_type, data FROM images WHERE id = ?", (image_id,)).fetchone()
+        return (row[0], bytes(row[1])) if row else None
 
     # -- tasks: which mode and phase each task ran in
 

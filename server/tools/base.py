@@ -50,6 +50,9 @@ class Outcome:
     result_later: bool = False
     #: Kept with the stored result (its `metadata`): what a client may show of it.
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: Ids of stored images (ports.Images) the result carries to the model: a vision model gets
+    #: them as images with the text, another a note that it cannot see them.
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 from .. import untrusted
 from . import definitions
-from .base import Params, Prepared, ToolContext, ToolSpec
+from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 from ..errors import ToolError
 from ..workspace import Walk
 
@@ -65,11 +65,57 @@ class ReadFileParams(Params):
     path_fields = ("path",)
 
 
+def _image_file(target: WorkspacePath, by_content: bool) -> tuple[str, bytes] | None:
+    """The file as an image (its type, its bytes) when it is one: a PNG, JPEG, WebP or GIF by its
+    name (`by_content`: by its first bytes too); None when it is not. An image larger than a model
+    takes: ToolError."""
+    from ..images import EXTENSIONS, MAX_IMAGE_BYTES, sniff
+
+    if not by_content and target.path.suffix.lower() not in EXTENSIONS:
+        return None
+    try:
+        with open(target.path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    if sniff(head) is None:
+        return None
+    try:
+        data = untrusted.read_bytes(target.path, MAX_IMAGE_BYTES)
+    except untrusted.Refused as exc:
+        raise ToolError(f"Cannot read the image '{target.rel}': {exc} (a model takes images of at most {MAX_IMAGE_BYTES // 2**20} MiB).") from None
+    mime = sniff(data or b"")
+    return (mime, data) if mime and data else None
+
+
+def _image_size(mime: str, data: bytes) -> str:
+    """`800×600, ` for a PNG or GIF (read from its header); empty for the others."""
+    if mime == "image/png" and len(data) >= 24:
+        return f"{int.from_bytes(data[16:20], 'big')}×{int.from_bytes(data[20:24], 'big')} pixels, "
+    if mime == "image/gif" and len(data) >= 10:
+        return f"{int.from_bytes(data[6:8], 'little')}×{int.from_bytes(data[8:10], 'little')} pixels, "
+    return ""
+
+
 async def _read_file(ctx: ToolContext, p: ReadFileParams, paths: list[WorkspacePath]) -> Prepared:
     target = paths[0]
 
-    async def run() -> str:
-        text = await read_text(ctx, target)
+    def as_image(found: tuple[str, bytes]) -> Outcome:
+        """An image file goes to the model as an image (a model without vision gets a note)."""
+        mime, data = found
+        image_id = ctx.ports.images.put(ctx.conversation_id, mime, data)
+        text = f"{target.rel}: an image ({mime}, {_image_size(mime, data)}{len(data):,} bytes), attached to this result."
+        return Outcome(text, images=(image_id,))
+
+    async def run() -> Outcome | str:
+        if target.path.is_file() and (found := _image_file(target, by_content=False)) is not None:
+            return as_image(found)
+        try:
+            text = await read_text(ctx, target)
+        except ToolError:
+            if target.path.is_file() and (found := _image_file(target, by_content=True)) is not None:
+                return as_image(found)  # an image by its bytes, whatever its name
+            raise
         if text is None:
             raise ToolError(f"File not found: {target.rel}")
         lines = text.splitlines()

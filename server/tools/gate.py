@@ -321,6 +321,8 @@ class ToolResult:
     touched: tuple[str, ...] = ()
     #: Kept with the stored result (Outcome.metadata).
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: Ids of the stored images the result carries (Outcome.images).
+    images: tuple[str, ...] = ()
 
 
 async def run_tool(
@@ -347,7 +349,7 @@ async def run_tool(
         assert run.outcome is not None
         touched = tuple(dict.fromkeys(p.rel for p in run.paths if p.rel != "."))
         o = run.outcome
-        return ToolResult(o.text, None, o.ends_turn, o.result_later, touched, o.metadata)
+        return ToolResult(o.text, None, o.ends_turn, o.result_later, touched, o.metadata, o.images)
     return ToolResult(failure.message, failure)
 
 

@@ -121,6 +121,19 @@ class Hooks(Protocol):
                    mcp: tuple[str, str] | None = None, **fields: Any) -> list[HookRun]: ...
 
 
+class Images(Protocol):
+    """Images stored with the conversation (the state store's), each once: a tool's result
+    carries their ids (`Outcome.images`), `modus/chat/image` fetches them."""
+
+    def put(self, conversation_id: str, mime_type: str, data: bytes) -> str:
+        """Store the image; its id (the same bytes: the same stored row, the same id)."""
+        ...
+
+    def get(self, image_id: str) -> tuple[str, bytes] | None:
+        """(its MIME type, its bytes); None for an unknown id."""
+        ...
+
+
 @dataclass(frozen=True)
 class Ports:
     """Everything around a tool call, built once per session by the agent layer."""
@@ -135,3 +148,4 @@ class Ports:
     subtasks: Subtasks
     guards: Guards
     hooks: Hooks
+    images: Images

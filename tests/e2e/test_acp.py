@@ -587,7 +587,7 @@ async def test_bad_requests_are_answered_with_json_rpc_errors_and_the_agent_goes
         assert error["code"] == -32602 and "'plan' or 'act'" in error["message"]
         image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
         error = (await raw.request("session/prompt", {"sessionId": sid, "prompt": [image]}))["error"]
-        assert error["code"] == -32602 and "image content is not supported" in error["message"]
+        assert error["code"] == -32602 and "images[0].data: not a PNG, JPEG, WebP or GIF image" in error["message"]
 
         # a prompt waits for a permission; a second prompt meanwhile is refused; cancel answers it
         await raw.send({"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}})

@@ -89,6 +89,10 @@ export class ModusApi {
   history(conversationId: string) {
     return this.request(Method.chatHistory, { conversationId });
   }
+  /** A stored image (a message's, a tool result's): its type and its bytes in base64. */
+  image(id: string) {
+    return this.request(Method.chatImage, { id });
+  }
   conversations() {
     return this.request(Method.chatList, {});
   }

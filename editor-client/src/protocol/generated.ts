@@ -42,6 +42,8 @@ export interface ModusProtocol {
   ChatEditParams?: ChatEditParams;
   ChatEditResult?: ChatEditResult;
   ChatHistoryResult?: ChatHistoryResult;
+  ChatImageParams?: ChatImageParams;
+  ChatImageResult?: ChatImageResult;
   ChatListResult?: ChatListResult;
   ChatRetryResult?: ChatRetryResult;
   ChatSendParams?: ChatSendParams;
@@ -75,6 +77,8 @@ export interface ModusProtocol {
   Handoff?: Handoff;
   HistoryMessage?: HistoryMessage;
   HookUpdate?: HookUpdate;
+  ImageData?: ImageData;
+  ImageRef?: ImageRef;
   MaybeConversationParams?: MaybeConversationParams;
   McpChanged?: McpChanged;
   McpListResult?: McpListResult;
@@ -175,6 +179,7 @@ export interface Model {
    */
   script?: string | null;
   thinkingBudgetTokens?: number | null;
+  vision?: boolean | null;
 }
 /**
  * USD per million tokens.
@@ -349,11 +354,22 @@ export interface ChatHistoryResult {
 export interface HistoryMessage {
   agent?: string;
   id: string;
+  images?: ImageRef[];
   metadata: {
     [k: string]: unknown;
   };
   role: 'user' | 'assistant' | 'system' | 'tool';
   text: string;
+}
+/**
+ * A stored image, as messages show it: fetched with `modus/chat/image {id}`.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ImageRef".
+ */
+export interface ImageRef {
+  id: string;
+  mimeType: string;
 }
 /**
  * A message waiting for a turn to end (see `ChatSendResult.queued`), oldest first.
@@ -365,6 +381,23 @@ export interface QueuedMessage {
   dispatched: string[];
   messageId: string;
   text: string;
+}
+/**
+ * `modus/chat/image`: a stored image by its id.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatImageParams".
+ */
+export interface ChatImageParams {
+  id: string;
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatImageResult".
+ */
+export interface ChatImageResult {
+  data: string;
+  mimeType: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -400,8 +433,19 @@ export interface ChatRetryResult {
  */
 export interface ChatSendParams {
   conversationId?: string | null;
+  images?: ImageData[] | null;
   owner?: string | null;
   text: string;
+}
+/**
+ * An image the client sends: its type and its bytes in base64.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ImageData".
+ */
+export interface ImageData {
+  data: string;
+  mimeType: 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -799,6 +843,7 @@ export interface MessageDelta {
 export interface MessageUpdate {
   agent?: string;
   conversationId: string;
+  images?: ImageRef[];
   kind: 'message';
   mentionsRefused?: RefusedMention[];
   messageId?: string;
@@ -861,6 +906,7 @@ export interface ModeModels {
   reasoningEffort?: ('minimal' | 'low' | 'medium' | 'high') | null;
   script?: string | null;
   thinkingBudgetTokens?: number | null;
+  vision?: boolean | null;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -1248,6 +1294,7 @@ export interface ToolCallUpdate {
   agent?: string;
   conversationId: string;
   error?: ToolError;
+  images?: ImageRef[];
   kind: 'tool_call';
   name: string;
   params: {
@@ -1372,6 +1419,7 @@ export interface Requests {
   "modus/chat/condense": { params: MaybeConversationParams; result: CondenseResult };
   "modus/chat/edit": { params: ChatEditParams; result: ChatEditResult };
   "modus/chat/history": { params: ConversationParams; result: ChatHistoryResult };
+  "modus/chat/image": { params: ChatImageParams; result: ChatImageResult };
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
   "modus/chat/open": { params: MaybeConversationParams; result: State };
   "modus/chat/retry": { params: MaybeConversationParams; result: ChatRetryResult };
@@ -1414,6 +1462,7 @@ export const Method = {
   chatCondense: "modus/chat/condense",
   chatEdit: "modus/chat/edit",
   chatHistory: "modus/chat/history",
+  chatImage: "modus/chat/image",
   chatList: "modus/chat/list",
   chatOpen: "modus/chat/open",
   chatRetry: "modus/chat/retry",

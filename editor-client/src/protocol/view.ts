@@ -12,6 +12,7 @@ import type {
   ContextInfo,
   ConversationSummary,
   HistoryMessage,
+  ImageRef,
   McpServerInfo,
   Model,
   ModelCheckResult,
@@ -40,7 +41,8 @@ export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancel
  */
 export type Entry =
   /** `messageId`: the stored message's (what Edit & resend names), when the server said it */
-  | { type: 'user'; id: string; text: string; messageId?: string }
+  /** `images`: those the message carries (fetched with `modus/chat/image`) */
+  | { type: 'user'; id: string; text: string; messageId?: string; images?: ImageRef[] }
   | { type: 'assistant'; id: string; turnId?: string; agent?: string; text: string; streaming: boolean }
   /** the model's thinking, as it streamed (shown folded; not part of the conversation's history) */
   | { type: 'thinking'; id: string; turnId: string; text: string }
@@ -494,7 +496,7 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
     const typed = typeof m.metadata.typed === 'string' ? m.metadata.typed : m.text;
     if (m.role === 'user') {
       asked++;
-      next = pushLocal(next, (id) => ({ type: 'user', id, text: typed, messageId: m.id }));
+      next = pushLocal(next, (id) => ({ type: 'user', id, text: typed, messageId: m.id, ...(m.images?.length ? { images: m.images } : {}) }));
     } else if (m.role === 'system' && typeof m.metadata.outcome === 'string') {
       // how a turn ended (failed, cancelled, interrupted) and why
       const turnId = turnOf(m);
@@ -673,7 +675,8 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
         const messageId = u.messageId ?? undefined;
         if (u.queued && messageId) return { ...view, queued: [...view.queued.filter((q) => q.messageId !== messageId), { messageId, text: u.text }] };
         const next = messageId ? { ...view, queued: view.queued.filter((q) => q.messageId !== messageId) } : view;
-        return pushLocal(next, (id) => ({ type: 'user', id, text: u.text, ...(messageId ? { messageId } : {}) }));
+        const images = u.images?.length ? { images: u.images } : {};
+        return pushLocal(next, (id) => ({ type: 'user', id, text: u.text, ...(messageId ? { messageId } : {}), ...images }));
       }
       return pushLocal(view, (id) => ({ type: 'system', id, turnId: u.turnId ?? undefined, text: u.text }));
     }

@@ -8,6 +8,7 @@
 import type { CommandInfo } from '../protocol/generated';
 import { modeName, ViewState } from '../protocol/view';
 import { byId, el, Host } from './dom';
+import { Attachments, mountAttachments, renderAttachments, takeFiles } from './images';
 import { Candidate, candidates, insertMention, mentionAt, MentionToken } from './mentions';
 import { commandAt, commandCandidates, commandHint, CommandToken, insertCommand, typedCommand } from './slash';
 
@@ -34,6 +35,8 @@ export interface Composer {
   send: HTMLButtonElement;
   /** the message brought back with Up: its place among the user's messages, newest first, and its text */
   recalled: { index: number; text: string } | null;
+  /** the images pasted or dropped, sent with the message */
+  attachments: Attachments;
 }
 
 export function mount(host: Host, view: ViewState): Composer {
@@ -49,8 +52,20 @@ export function mount(host: Host, view: ViewState): Composer {
     view,
     send: byId<HTMLButtonElement>('send'),
     recalled: null,
+    attachments: mountAttachments(),
   };
   const { form, input } = c;
+  // images pasted into the box or dropped on the composer wait as thumbnails until sent
+  input.addEventListener('paste', (ev) => {
+    const files = [...(ev.clipboardData?.items ?? [])].filter((i) => i.kind === 'file').map((i) => i.getAsFile());
+    if (takeFiles(c.attachments, files.filter((f): f is File => f !== null))) ev.preventDefault();
+  });
+  form.addEventListener('dragover', (ev) => {
+    if ([...(ev.dataTransfer?.items ?? [])].some((i) => i.kind === 'file')) ev.preventDefault();
+  });
+  form.addEventListener('drop', (ev) => {
+    if (takeFiles(c.attachments, ev.dataTransfer?.files ?? [])) ev.preventDefault();
+  });
   const update = () => updateCompletion(c, host);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -270,11 +285,16 @@ function pick(c: Composer, i: number) {
 function send(c: Composer, host: Host) {
   const text = c.input.value.trim();
   const { status } = c.view.server;
+  const images = c.attachments.items.map(({ mimeType, data }) => ({ mimeType, data }));
+  const something = !!text || images.length > 0;
   // while the server starts (again) the message waits in the box, and goes once it runs
-  c.held = !!text && (status === 'starting' || (status === 'stopped' && !!c.view.server.restart));
-  if (!text || status !== 'running') return;
-  host.post({ type: 'send', text });
+  c.held = something && (status === 'starting' || (status === 'stopped' && !!c.view.server.restart));
+  if (!something || status !== 'running') return;
+  host.post(images.length ? { type: 'send', text, images } : { type: 'send', text });
   c.input.value = '';
   c.recalled = null;
+  c.attachments.items = [];
+  c.attachments.note = '';
+  renderAttachments(c.attachments);
   showHint(c);
 }

@@ -2,6 +2,7 @@
 // call's card or an approval's card.
 import { Entry, modeName, restoreNote, retryable, ViewState } from '../protocol/view';
 import { renderApproval } from './approval';
+import { thumbnails } from './images';
 import { button, el, Host } from './dom';
 import { patchMarkdown, renderMarkdown } from './render';
 import { renderTool, Restores } from './tool';
@@ -103,7 +104,15 @@ function renderUser(e: Extract<Entry, { type: 'user' }>, view: ViewState, host: 
     : null;
   if (edit) edit.title = busy ? 'Edit once the turn has ended' : 'Edit and send again: what came after this message leaves the conversation';
   if (edit && busy) edit.setAttribute('aria-disabled', 'true');
-  return el('div', 'msg user', undefined, el('div', 'who', 'You'), el('div', 'text', e.text), actions(copyButton(e.text, host), edit));
+  return el(
+    'div',
+    'msg user',
+    undefined,
+    el('div', 'who', 'You'),
+    thumbnails(e.images, host),
+    e.text ? el('div', 'text', e.text) : null,
+    actions(copyButton(e.text, host), edit),
+  );
 }
 
 /**

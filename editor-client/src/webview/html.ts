@@ -71,7 +71,8 @@ export function chatHtml(o: HtmlOptions): string {
   <div id="queued" class="queued" aria-label="Queued messages" hidden></div>
   <div id="mentions" role="listbox" aria-label="Agents and members" hidden></div>
   <div id="command-hint" class="command-hint" hidden></div>
-  <textarea id="input" rows="3" placeholder="Ask Modus… (@ names an agent, / a command; Enter to send, Shift+Enter for a new line)" aria-label="Message" aria-autocomplete="list" aria-controls="mentions"></textarea>
+  <div id="attachments" class="attachments" aria-label="Images to send" hidden></div>
+  <textarea id="input" rows="3" placeholder="Ask Modus… (@ names an agent, / a command; paste or drop images; Enter to send, Shift+Enter for a new line)" aria-label="Message" aria-autocomplete="list" aria-controls="mentions"></textarea>
   <button id="send" type="submit">Send</button>
 </form>
 <section id="server" role="alert" hidden>

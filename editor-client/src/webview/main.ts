@@ -17,6 +17,7 @@ import type { FromWebview, ToWebview } from './messages';
 import * as plan from './plan';
 import * as queued from './queued';
 import * as rules from './rules';
+import * as images from './images';
 import * as server from './server';
 import * as setup from './setup';
 import * as todos from './todos';
@@ -83,6 +84,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   if (!m || typeof m !== 'object') return;
   if (m.type === 'focusComposer') return composer.focus(panels.composer);
   if (m.type === 'fillComposer') return composer.fill(panels.composer, m.text);
+  if (m.type === 'image') return images.received(m.id, m.mimeType, m.data);
   if (m.type === 'snapshot') view = m.view;
   else if (m.type === 'actions') view = m.actions.reduce(reduce, view);
   else return;

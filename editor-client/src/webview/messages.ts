@@ -1,4 +1,5 @@
 // Messages between the extension and the chat webview.
+import type { ImageData } from '../protocol/generated';
 import type { Action, RestoreKind, SetupModel, ViewState } from '../protocol/view';
 
 /** extension -> webview: the view, or what changed it since (`actions`: those of one frame, in order) */
@@ -10,12 +11,19 @@ export type ToWebview =
   /** a message taken back from the queue, to edit and send again */
   | { type: 'fillComposer'; text: string }
   /** the answer to `resolvePaths`: each path asked about, as a file of the workspace (its path relative to the workspace folder) or null */
-  | { type: 'paths'; paths: Record<string, string | null> };
+  | { type: 'paths'; paths: Record<string, string | null> }
+  /** the answer to `fetchImage`: a stored image's bytes (base64) */
+  | { type: 'image'; id: string; mimeType: string; data: string };
 
 /** webview -> extension */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  /** `images`: those pasted or dropped into the composer */
+  | { type: 'send'; text: string; images?: ImageData[] }
+  /** a message's thumbnail is shown: its bytes, please (answered with `image`) */
+  | { type: 'fetchImage'; id: string }
+  /** a click on a thumbnail: the image full size, in an editor tab */
+  | { type: 'openImage'; id: string }
   /** `always`: "Always allow" (approve, and write the rule the approval offered) */
   | { type: 'approval'; id: string; decision: 'approve' | 'deny' | 'revise'; feedback?: string; always?: boolean }
   /** open the diff editor of an edit's approval (review before apply) */

@@ -31,10 +31,16 @@ def validate(model: type["BaseModel"], data: Any, what: str) -> "BaseModel":
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors())
         raise JsonRpcInvalidParams(f"Invalid params for {what}: {problems}") from None
+
+
+def _where(loc: tuple) -> str:
+    """A field's path as the client wrote it: `images[3].mimeType`."""
+    where = ""
+    for part in loc:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    return where or "params"
 
 
 @dataclass(frozen=True)
