@@ -87,7 +87,16 @@ CASES = [
     ("ask", "execute_command", {"command": "true"}, "ToolNotAllowed", 'Tool "execute_command" is not allowed in ask mode.'),
     ("architect", "execute_command", {"command": "true"}, "ToolNotAllowed", 'Tool "execute_command" is not allowed in architect mode.'),
     ("orchestrator", "read_file", {"path": "src/app.py"}, "ToolNotAllowed", 'Tool "read_file" is not allowed in orchestrator mode.'),
-    ("code", "browser_action", {"action": "launch"}, "ToolNotAllowed", 'Tool "browser_action" is not allowed in code mode.'),
+    ("orchestrator", "browser_action", {"action": "launch", "url": "http://127.0.0.1/"}, "ToolNotAllowed", 'Tool "browser_action" is not allowed in orchestrator mode.'),
+    # the browser: what is refused before anything starts (tests/e2e/test_browser.py drives a real one)
+    ("code", "browser_action", {"action": "launch"}, "InvalidParams", "~Missing value for required parameter 'url' (action 'launch')."),
+    ("code", "browser_action", {"action": "open", "url": "http://127.0.0.1/"}, "InvalidParams", "~Invalid value for parameter 'action'"),
+    ("code", "browser_action", {"action": "launch", "url": "https://example.com/"}, "HostNotAllowed", "~The host 'example.com' is not allowed"),
+    ("code", "browser_action", {"action": "launch", "url": "file:///etc/passwd"}, "InvalidParams", "~has 'file:': the browser opens only http:// and https:// URLs."),
+    ("code", "browser_action", {"action": "click", "coordinate": "10,10"}, "ToolError", "No browser is open in this conversation: start one with action 'launch' and a url."),
+    ("code", "browser_action", {"action": "click"}, "InvalidParams", "~Missing value for required parameter 'coordinate' (action 'click')."),
+    ("code", "browser_action", {"action": "resize", "size": "big"}, "InvalidParams", "~Invalid value for parameter 'size': expected WIDTHxHEIGHT"),
+    ("ask", "browser_action", {"action": "press"}, "InvalidParams", "~Missing value for required parameter 'text' (action 'press')."),
     # unknown tools and bad params
     ("code", "rm_rf", {}, "UnknownTool", 'Unknown tool "rm_rf".'),
     ("code", "read_file", {}, "InvalidParams", "~Missing value for required parameter 'path'."),
