@@ -42,8 +42,8 @@ def is_loopback(host: str) -> bool:
 
 def refusal(url: str, allowed_hosts: Sequence[str]) -> str | None:
     """Why the browser may not load `url` (None: it may)."""
-    try:
-        parts = urlsplit(url)
+    try:  # read as Chromium reads it (WHATWG): tabs and newlines dropped, `\` a `/` in http(s)
+        parts = urlsplit(re.sub(r"[\t\n\r]", "", url).replace("\\", "/"))
         host = parts.hostname
     except ValueError:
         return f"'{url}' is not a valid URL."
