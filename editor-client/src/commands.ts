@@ -5,6 +5,7 @@ import type { Approvals } from './approvals';
 import type { Checkpoints } from './checkpoints';
 import type { Conversations } from './conversations';
 import type { EditorActions } from './editorActions';
+import type { Images } from './images';
 import type { McpServers } from './mcp';
 import type { MessageActions } from './messageActions';
 import type { Modes } from './modes';
@@ -26,6 +27,7 @@ export interface Parts {
   mcp: McpServers;
   rules: Rules;
   editor: EditorActions;
+  images: Images;
   sidebar: Sidebar;
   setup: ModelSetup;
   actions: MessageActions;
@@ -97,6 +99,8 @@ export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type:
       return p.editor.openPath(m.path, m.line, m.column);
     case 'openLink':
       return p.editor.openLink(m.url);
+    case 'image':
+      return p.images.fetch(m.id);
     case 'copyCode':
       return p.editor.copy(m.code);
     case 'insertCode':

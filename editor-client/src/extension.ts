@@ -8,6 +8,7 @@ import { onWebviewMessage, Parts, registerCommands } from './commands';
 import { Conversations } from './conversations';
 import { ReadOnlyDocuments } from './documents';
 import { EditorActions } from './editorActions';
+import { Images } from './images';
 import { McpServers } from './mcp';
 import { MessageActions } from './messageActions';
 import { Modes, PROMPT_SCHEME } from './modes';
@@ -59,10 +60,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   const conversations = new Conversations(server, store, output, checkpoints);
   const editor = new EditorActions((m) => sidebar.send(m));
+  const images = new Images(server, (m) => sidebar.send(m));
   const setup = new ModelSetup(server, store);
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
   const actions = new MessageActions(server, store, sidebar);
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor, actions };
+  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor, images, actions };
   setup.refresh();
   context.subscriptions.push(
     status,

@@ -154,6 +154,10 @@ export class ModusApi {
   skills() {
     return this.request(Method.skillsList, {});
   }
+  /** A stored image (a screenshot of the browser, a pasted image) by its id (`modus/chat/image`): its type and base64 bytes. */
+  chatImage(id: string) {
+    return this.request(Method.chatImage, { id });
+  }
   /** A model's settings tried before they are saved (`modus/models/check`): its server's answer, in words. */
   checkModel(model: Model) {
     return this.request(Method.modelsCheck, { model });

@@ -22,7 +22,7 @@ export function mount(view: ViewState): Mcp {
 
 /** A message from the extension: a new list of the MCP servers ends the restarts asked for. */
 export function received(m: Mcp, message: ToWebview) {
-  if (message.type === 'focusComposer' || message.type === 'fillComposer' || message.type === 'paths') return;
+  if (message.type === 'focusComposer' || message.type === 'fillComposer' || message.type === 'paths' || message.type === 'image') return;
   const actions = message.type === 'snapshot' ? null : message.actions;
   if (!actions || actions.some((a) => a.type === 'mcp' || (a.type === 'update' && a.update.kind === 'mcp_changed'))) {
     m.restarting.clear();

@@ -10,7 +10,9 @@ export type ToWebview =
   /** a message taken back from the queue, to edit and send again */
   | { type: 'fillComposer'; text: string }
   /** the answer to `resolvePaths`: each path asked about, as a file of the workspace (its path relative to the workspace folder) or null */
-  | { type: 'paths'; paths: Record<string, string | null> };
+  | { type: 'paths'; paths: Record<string, string | null> }
+  /** the answer to `image`: a stored image's type and base64 bytes, or why it could not be had */
+  | { type: 'image'; id: string; mimeType?: string; data?: string; error?: string };
 
 /** webview -> extension */
 export type FromWebview =
@@ -49,6 +51,8 @@ export type FromWebview =
   | { type: 'resolvePaths'; paths: string[] }
   /** a path's link: open the workspace file at the line and column (1-based), if it is one */
   | { type: 'openPath'; path: string; line?: number; column?: number }
+  /** a stored image the chat shows (a browser_action's screenshot): its bytes, please (modus/chat/image; answered with `image`) */
+  | { type: 'image'; id: string }
   /** a web link (http or https): open it in the browser */
   | { type: 'openLink'; url: string }
   /** a code block's Copy, Insert at Cursor (in place of the active editor's selections) and New File (an untitled editor) */
