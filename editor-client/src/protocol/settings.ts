@@ -12,6 +12,7 @@ export const SERVER_SETTING_KEYS = [
   'members',
   'stateDir',
   'globalModesFile',
+  'browser',
 ] as const;
 
 /**
