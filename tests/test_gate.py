@@ -342,3 +342,37 @@ async def test_an_absurdly_long_path_is_refused_in_a_few_words(workspace, tool, 
         result = await call_tool(session, tool, path=path, content="x")
     assert result.error is not None and result.error.type == error, result.text
     assert result.text.startswith(starts) and len(result.text) < 400, result.text
+
+
+@pytest.mark.parametrize(
+    "auto, yolo, approved",
+    [
+        ({}, False, False),
+        ({"browser": True}, False, True),
+        ({"modes": {"code": {"browser": True}}}, False, True),  # a mode's own key
+        ({"browser": True, "modes": {"code": {"browser": False}}}, False, False),  # which wins over the general one
+        ({"modes": {"ask": {"browser": True}}}, False, False),
+        ({}, True, True),
+    ],
+)
+async def test_a_browsers_launch_is_approved_by_autoapprove_browser_per_mode(auto, yolo, approved):
+    from protocol import Settings
+
+    from server.tools import always
+    from server.tools.browser import BrowserActionParams
+
+    settings = Settings.model_validate({"autoApprove": auto, "yolo": yolo})
+    params = BrowserActionParams(action="launch", url="http://127.0.0.1/")
+    assert await always.auto_approved(settings, "code", "browser", params) is approved
+
+
+async def test_a_browsers_launch_asks_offering_always_allow_and_its_other_actions_never_ask(workspace):
+    host = MemoryHost(approve=lambda req: ApprovalResponse(decision="deny"))
+    async with running(workspace, host=host) as session:
+        launch = await call_tool(session, "browser_action", action="launch", url="http://127.0.0.1:9/")
+        scroll = await call_tool(session, "browser_action", action="scroll_down")
+    [asked] = host.approvals
+    assert (asked.kind, asked.tool, asked.title) == ("tool", "browser_action", "Open http://127.0.0.1:9/ in a headless browser?")
+    assert asked.always_allow == "autoApprove.modes.code.browser: true"
+    assert launch.error.type == "Denied" and session.browsers.get(session.conversation_id) is None
+    assert scroll.error.type == "ToolError" and scroll.text.startswith("No browser is open")
