@@ -287,7 +287,8 @@ class Browser:
 
     async def _route(self, route: Route) -> None:
         url = route.request.url
-        why = policy.refusal(url, self.allowed_hosts) if urlsplit(url).scheme in policy.SCHEMES else None
+        # what the page holds itself (data:, blob:) goes nowhere; any other scheme than http(s) is refused
+        why = None if urlsplit(url).scheme.lower() in ("data", "blob", "about") else policy.refusal(url, self.allowed_hosts)
         try:
             if why is not None:
                 self._block(url, why)
