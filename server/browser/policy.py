@@ -15,7 +15,7 @@ browser to a host the user did not allow.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Literal, Sequence
 from urllib.parse import urlsplit
 
 #: The schemes a page may load.
@@ -42,20 +42,27 @@ def is_loopback(host: str) -> bool:
 
 def refusal(url: str, allowed_hosts: Sequence[str]) -> str | None:
     """Why the browser may not load `url` (None: it may)."""
+    found = check(url, allowed_hosts)
+    return found[1] if found else None
+
+
+def check(url: str, allowed_hosts: Sequence[str]) -> tuple[Literal["url", "host"], str] | None:
+    """None when the browser may load `url`; else what is wrong (the URL itself: not a valid
+    http(s) URL; or its host: not allowed) and why, in words for the model and the user."""
     try:  # read as Chromium reads it (WHATWG): tabs and newlines dropped, `\` a `/` in http(s)
         parts = urlsplit(re.sub(r"[\t\n\r]", "", url).replace("\\", "/"))
         host = parts.hostname
     except ValueError:
-        return f"'{url}' is not a valid URL."
+        return "url", f"'{url}' is not a valid URL."
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
         shown = f"'{scheme}:'" if scheme else "no scheme"
-        return f"'{url}' has {shown}: the browser opens only http:// and https:// URLs."
+        return "url", f"'{url}' has {shown}: the browser opens only http:// and https:// URLs."
     if not host:
-        return f"'{url}' names no host."
+        return "url", f"'{url}' names no host."
     if is_loopback(host) or host_allowed(host, allowed_hosts):
         return None
-    return (
+    return "host", (
         f"The host '{host}' is not allowed: the browser goes to loopback (127.0.0.1, localhost) only, "
         "unless a glob of the setting browser.allowedHosts matches the host."
     )

@@ -18,6 +18,8 @@ from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 from .flow import Trimmed
 
 if TYPE_CHECKING:
+    from protocol import BrowserSettings
+
     from ..browser import Browser, Snapshot
     from ..workspace import WorkspacePath
 
@@ -75,13 +77,14 @@ async def _browser_action(ctx: ToolContext, p: BrowserActionParams, paths: list[
     return Prepared(_failing_as_tool_error(act), preapproved=True)
 
 
-def _launch(ctx: ToolContext, p: BrowserActionParams, settings) -> Prepared:
+def _launch(ctx: ToolContext, p: BrowserActionParams, settings: BrowserSettings) -> Prepared:
     url = p.url or ""
     if "://" not in url and not url.startswith(("about:", "data:", "file:", "javascript:")):
         url = "http://" + url  # `localhost:3000`: the model means a web page
-    why = policy.refusal(url, settings.allowed_hosts)
-    if why is not None:
-        raise (HostNotAllowed if why.startswith("The host") else InvalidParams)(why)
+    found = policy.check(url, settings.allowed_hosts)
+    if found is not None:
+        what, why = found
+        raise (HostNotAllowed if what == "host" else InvalidParams)(why)
     try:
         viewport = policy.parse_size(settings.viewport, "browser.viewport")
     except ValueError as exc:
