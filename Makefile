@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.modus-installed
 
-.PHONY: demo test test-python test-editor snapshots bench clean
+.PHONY: demo test test-python test-editor snapshots bench clean chromium
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,8 +19,12 @@ demo: $(STAMP)
 test: test-python test-editor
 
 # Three workers: the end-to-end tests wait on subprocesses more than they compute (2 cores: 1.5 min, not 2.5).
-test-python: $(STAMP)
+test-python: $(STAMP) chromium
 	$(PY) -m pytest -q -n 3
+
+# Debian's chromium when missing: browser_action's tests drive it (Playwright, the system's browser).
+chromium:
+	@editor-client/scripts/chromium.sh
 
 # Writes tests/snapshots/prompts/ anew from the current prompts: read the diff before committing.
 snapshots: $(STAMP)
@@ -29,9 +33,9 @@ snapshots: $(STAMP)
 test-editor: $(STAMP)
 	MODUS_PYTHON=$(abspath $(PY)) editor-client/scripts/test.sh
 
-bench: $(STAMP)
+bench: $(STAMP) chromium
 	$(PY) -m compileall -q server protocol  # start-up is measured: no module compiled on the way
-	@failed=0; for b in run agents checkpoints context search inbound sdk projectfiles webview; do \
+	@failed=0; for b in run agents checkpoints context search inbound sdk projectfiles webview browser; do \
 	  $(PY) bench/$$b.py || { failed=1; echo "bench/$$b.py: a target was missed"; }; \
 	done; exit $$failed  # every benchmark prints, whatever an earlier one found
 

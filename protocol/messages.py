@@ -636,6 +636,22 @@ class Unqueued(_UpdateBase):
     text: str
 
 
+class BrowserUpdate(_UpdateBase):
+    """A browser_action ran: where the page is and its screenshot (`modus/chat/image`)."""
+
+    kind: Literal["browser"] = "browser"
+    url: str
+    title: str
+    screenshot_id: str
+    #: the action and the call it answers (its tool card shows the screenshot)
+    action: Opt[str] = None
+    turn_id: Opt[str] = None
+    tool_call_id: Opt[str] = None
+    #: the screenshot's size (the viewport's), in pixels
+    width: Opt[int] = None
+    height: Opt[int] = None
+
+
 class McpChanged(_UpdateBase):
     kind: Literal["mcp_changed"] = "mcp_changed"
     servers: list[McpServerInfo]
@@ -661,6 +677,7 @@ Update = Annotated[
         StateChanged,
         ConversationCut,
         Unqueued,
+        BrowserUpdate,
     ],
     Field(discriminator="kind"),
 ]

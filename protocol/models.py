@@ -197,6 +197,7 @@ class ModeAutoApprove(Input):
     command: Opt[Union[bool, list[str]]] = None
     subtasks: Opt[bool] = None
     mcp: Opt[bool] = None
+    browser: Opt[bool] = None
 
 
 class AutoApprove(Input):
@@ -207,6 +208,8 @@ class AutoApprove(Input):
     command: Union[bool, list[str]] = False
     subtasks: bool = False
     mcp: bool = False
+    #: browser_action's `launch` (its other actions never ask)
+    browser: bool = False
     modes: dict[str, ModeAutoApprove] = Field(default_factory=dict)
 
 
@@ -221,6 +224,18 @@ class DiagnosticsSettings(Input):
     severity: Literal["error", "warning"] = "error"
     #: the most problem lines one result carries
     max: int = Field(default=50, ge=1, le=1000)
+
+
+class BrowserSettings(Input):
+    """`browser`: the headless Chromium of browser_action."""
+
+    #: the page's size in CSS pixels, WIDTHxHEIGHT (each side 200 to 4096); screenshots are this size
+    viewport: str = Field(default="900x600", pattern=r"^\s*\d{3,4}\s*[xX]\s*\d{3,4}\s*$")
+    #: globs of the host names the browser may reach besides loopback (`*.example.com`; `*` and `?`
+    #: only): where the browser's requests go, so a workspace's file sets it only once trusted
+    allowed_hosts: Annotated[list[Annotated[str, Field(pattern=r"^[A-Za-z0-9*?._:-]{1,253}$")]], DECIDES] = Field(default_factory=list)
+    #: how long a page may take to load, and an action to end, before it fails
+    timeout_seconds: float = Field(default=15.0, gt=0, le=300)
 
 
 class Settings(Input):
@@ -269,6 +284,7 @@ class Settings(Input):
     #: how many times a turn's Stop hooks may send it on (exit 2: their words as the user's)
     max_hook_continuations: int = Field(default=3, ge=0)
     diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
+    browser: BrowserSettings = Field(default_factory=BrowserSettings)
 
 
 # ---------------------------------------------------------------- requests, client -> server

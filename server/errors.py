@@ -49,6 +49,10 @@ class ProtectedPath(ToolFailure):
     repository's internals."""
 
 
+class HostNotAllowed(ToolFailure):
+    """The browser may not go there: not loopback, and no glob of browser.allowedHosts matches."""
+
+
 class Denied(ToolFailure):
     """The user said no. Not a mistake of the model."""
 

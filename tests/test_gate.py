@@ -87,7 +87,16 @@ CASES = [
     ("ask", "execute_command", {"command": "true"}, "ToolNotAllowed", 'Tool "execute_command" is not allowed in ask mode.'),
     ("architect", "execute_command", {"command": "true"}, "ToolNotAllowed", 'Tool "execute_command" is not allowed in architect mode.'),
     ("orchestrator", "read_file", {"path": "src/app.py"}, "ToolNotAllowed", 'Tool "read_file" is not allowed in orchestrator mode.'),
-    ("code", "browser_action", {"action": "launch"}, "ToolNotAllowed", 'Tool "browser_action" is not allowed in code mode.'),
+    ("orchestrator", "browser_action", {"action": "launch", "url": "http://127.0.0.1/"}, "ToolNotAllowed", 'Tool "browser_action" is not allowed in orchestrator mode.'),
+    # the browser: what is refused before anything starts (tests/e2e/test_browser.py drives a real one)
+    ("code", "browser_action", {"action": "launch"}, "InvalidParams", "~Missing value for required parameter 'url' (action 'launch')."),
+    ("code", "browser_action", {"action": "open", "url": "http://127.0.0.1/"}, "InvalidParams", "~Invalid value for parameter 'action'"),
+    ("code", "browser_action", {"action": "launch", "url": "https://example.com/"}, "HostNotAllowed", "~The host 'example.com' is not allowed"),
+    ("code", "browser_action", {"action": "launch", "url": "file:///etc/passwd"}, "InvalidParams", "~has 'file:': the browser opens only http:// and https:// URLs."),
+    ("code", "browser_action", {"action": "click", "coordinate": "10,10"}, "ToolError", "No browser is open in this conversation: start one with action 'launch' and a url."),
+    ("code", "browser_action", {"action": "click"}, "InvalidParams", "~Missing value for required parameter 'coordinate' (action 'click')."),
+    ("code", "browser_action", {"action": "resize", "size": "big"}, "InvalidParams", "~Invalid value for parameter 'size': expected WIDTHxHEIGHT"),
+    ("ask", "browser_action", {"action": "press"}, "InvalidParams", "~Missing value for required parameter 'text' (action 'press')."),
     # unknown tools and bad params
     ("code", "rm_rf", {}, "UnknownTool", 'Unknown tool "rm_rf".'),
     ("code", "read_file", {}, "InvalidParams", "~Missing value for required parameter 'path'."),
@@ -333,3 +342,37 @@ async def test_an_absurdly_long_path_is_refused_in_a_few_words(workspace, tool, 
         result = await call_tool(session, tool, path=path, content="x")
     assert result.error is not None and result.error.type == error, result.text
     assert result.text.startswith(starts) and len(result.text) < 400, result.text
+
+
+@pytest.mark.parametrize(
+    "auto, yolo, approved",
+    [
+        ({}, False, False),
+        ({"browser": True}, False, True),
+        ({"modes": {"code": {"browser": True}}}, False, True),  # a mode's own key
+        ({"browser": True, "modes": {"code": {"browser": False}}}, False, False),  # which wins over the general one
+        ({"modes": {"ask": {"browser": True}}}, False, False),
+        ({}, True, True),
+    ],
+)
+async def test_a_browsers_launch_is_approved_by_autoapprove_browser_per_mode(auto, yolo, approved):
+    from protocol import Settings
+
+    from server.tools import always
+    from server.tools.browser import BrowserActionParams
+
+    settings = Settings.model_validate({"autoApprove": auto, "yolo": yolo})
+    params = BrowserActionParams(action="launch", url="http://127.0.0.1/")
+    assert await always.auto_approved(settings, "code", "browser", params) is approved
+
+
+async def test_a_browsers_launch_asks_offering_always_allow_and_its_other_actions_never_ask(workspace):
+    host = MemoryHost(approve=lambda req: ApprovalResponse(decision="deny"))
+    async with running(workspace, host=host) as session:
+        launch = await call_tool(session, "browser_action", action="launch", url="http://127.0.0.1:9/")
+        scroll = await call_tool(session, "browser_action", action="scroll_down")
+    [asked] = host.approvals
+    assert (asked.kind, asked.tool, asked.title) == ("tool", "browser_action", "Open http://127.0.0.1:9/ in a headless browser?")
+    assert asked.always_allow == "autoApprove.modes.code.browser: true"
+    assert launch.error.type == "Denied" and session.browsers.get(session.conversation_id) is None
+    assert scroll.error.type == "ToolError" and scroll.text.startswith("No browser is open")

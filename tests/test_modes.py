@@ -40,10 +40,10 @@ def test_builtins_in_order_with_their_groups():
     ]
     groups = {m.slug: [g.entry() for g in m.groups] for m in BUILTIN_MODES}
     assert groups == {
-        "code": ["read", "edit", "command", "mcp"],
-        "architect": ["read", ("edit", GroupOptions(file_regex=r"\.md$", description="Markdown files only")), "mcp"],
-        "ask": ["read", "mcp"],
-        "debug": ["read", "edit", "command", "mcp"],
+        "code": ["read", "edit", "browser", "command", "mcp"],  # Roo's built-ins' groups, browser included
+        "architect": ["read", ("edit", GroupOptions(file_regex=r"\.md$", description="Markdown files only")), "browser", "mcp"],
+        "ask": ["read", "browser", "mcp"],
+        "debug": ["read", "edit", "browser", "command", "mcp"],
         "orchestrator": [],
     }
 
@@ -51,10 +51,10 @@ def test_builtins_in_order_with_their_groups():
 @pytest.mark.parametrize(
     "slug, has, lacks",
     [
-        ("code", ["read_file", "write_to_file", "execute_command", "use_mcp_tool"], ["browser_action"]),
+        ("code", ["read_file", "write_to_file", "execute_command", "use_mcp_tool", "browser_action"], []),
         ("architect", ["read_file", "apply_diff"], ["execute_command"]),
         ("ask", ["search_files", "list_code_definition_names"], ["write_to_file", "execute_command"]),
-        ("orchestrator", ["new_task", "switch_mode"], ["read_file", "write_to_file", "execute_command"]),
+        ("orchestrator", ["new_task", "switch_mode"], ["read_file", "write_to_file", "execute_command", "browser_action"]),
     ],
 )
 def test_tools_of_a_mode(slug, has, lacks):

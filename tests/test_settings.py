@@ -188,10 +188,12 @@ DECIDES_NOTHING = {
     "modeSwitchDelayMs", "commandTimeoutSeconds", "modelFirstByteTimeoutSeconds", "modelIdleTimeoutSeconds", "maxRetries",
     "maxRetryWaitSeconds", "maxConsecutiveMistakes", "checkpoints", "condenseThreshold", "rulesDisabled", "maxHookContinuations",
     "diagnostics.enabled", "diagnostics.delayMs", "diagnostics.severity", "diagnostics.max",
+    "browser.viewport", "browser.timeoutSeconds",
 }
 DECIDES_WHAT_RUNS = {
     "models.default.baseUrl", "models.default.apiKeyEnv", "models.modes.*.baseUrl", "models.modes.*.apiKeyEnv",
     "autoApprove", "yolo", "stateDir", "mcpStartAtLaunch", "maxRequestsPerTurn", "globalModesFile", "hooks",
+    "browser.allowedHosts",  # where the browser's requests go
 }
 
 

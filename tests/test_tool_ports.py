@@ -50,7 +50,7 @@ class FakeChat:
 
 
 def context(tmp_path, **ports) -> ToolContext:
-    fields = dict.fromkeys(("host", "config", "chat", "switches", "plans", "todos", "subtasks", "guards", "hooks", "images"))
+    fields = dict.fromkeys(("host", "config", "chat", "switches", "plans", "todos", "subtasks", "guards", "hooks", "images", "browsers"))
     return ToolContext(Ports(workspace=Workspace(tmp_path), **{**fields, **ports}), None, "coder", "conv-1", "turn-1", "call-1")
 
 

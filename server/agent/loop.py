@@ -147,6 +147,7 @@ async def run_turn(
         _close_open_calls(turn, NOT_RUN_FAILED, "TurnFailed")
         turn.ends("failed", "InternalError", f"Internal error in the agent loop: {type(exc).__name__}: {exc}")
     finally:
+        await session.browsers.turn_ended(turn.turn_id)  # shielded: a cancelled turn closes its browser too
         session.store.end_turn(turn.turn_id, outcome)
         error = turn.error if outcome in ("failed", "cancelled") else None
         turn.publish(TurnEnded, turn_id=turn.turn_id, outcome=outcome, error=error)

@@ -98,4 +98,5 @@ def ports(session: Session) -> Ports:
         guards=Guards(session),
         hooks=session.hookbook,
         images=Images(session),
+        browsers=session.browsers,
     )

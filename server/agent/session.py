@@ -10,6 +10,7 @@
     OwnCommands    `/plan`, `/act`, `/mode`, `/trust`, `/condense` in front of the Intake
     Resend         Retry (a failed or cancelled turn again) and Edit & resend (cut back, send anew)
     Planner, TodoList, UsageBook, Subtasks, Checkpoints, FileLocks
+    Browsers       each conversation's browser (server/browser/), closed when its turn ends
     ports          what the tools see of all this (agent/ports.py)
 
 The session builds them, runs the root task group, and keeps the requests LSP and ACP make.
@@ -28,6 +29,7 @@ import anyio
 import protocol  # the messages (protocol.messages) load with the first one used
 from protocol import Settings, State
 
+from ..browser.registry import Browsers
 from ..errors import BadRequest
 from ..host import Host
 from ..state import Store, StoredMessage
@@ -99,6 +101,7 @@ class Session:
         self.usage_book = UsageBook(self.store, host)
         self.subtasks = Subtasks(self)
         self.file_locks = FileLocks()
+        self.browsers = Browsers()
         self.checkpoints = Checkpoints(workspace, host, self.store, self.config, self.conversations, self.cut_conversation)
         self.resend = Resend(self.config, self.conversations, self.runtimes, self.intake, self.own_commands.send, self.checkpoints, self.cut_conversation)
         #: conversations being condensed on demand (modus/chat/condense): one at a time each
@@ -155,6 +158,7 @@ class Session:
                 yield self
             finally:
                 tg.cancel_scope.cancel()
+                await self.browsers.close_all()  # what a turn being cancelled left open
         self.config.attach(None)
         self.runtimes.serve(None)
         self.hookbook.attach(None)

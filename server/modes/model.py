@@ -134,7 +134,7 @@ BUILTIN_MODES: tuple[Mode, ...] = (
         "Code",
         "You are Modus, a highly skilled software engineer with extensive knowledge in many "
         "programming languages, frameworks, design patterns, and best practices.",
-        (Group("read"), Group("edit"), Group("command"), Group("mcp")),
+        (Group("read"), Group("edit"), Group("browser"), Group("command"), Group("mcp")),
         "Use this mode when you need to write, modify, or refactor code.",
         "Write, modify, and refactor code",
     ),
@@ -147,6 +147,7 @@ BUILTIN_MODES: tuple[Mode, ...] = (
         (
             Group("read"),
             Group("edit", Pattern(r"\.md$"), "Markdown files only"),
+            Group("browser"),
             Group("mcp"),
         ),
         "Use this mode when you need to plan, design, or strategize before implementation.",
@@ -157,7 +158,7 @@ BUILTIN_MODES: tuple[Mode, ...] = (
         "Ask",
         "You are Modus, a knowledgeable technical assistant focused on answering questions "
         "about software development, technology, and related topics.",
-        (Group("read"), Group("mcp")),
+        (Group("read"), Group("browser"), Group("mcp")),
         "Use this mode when you need explanations, documentation, or answers to technical questions.",
         "Get answers and explanations",
     ),
@@ -166,7 +167,7 @@ BUILTIN_MODES: tuple[Mode, ...] = (
         "Debug",
         "You are Modus, an expert software debugger specializing in systematic problem "
         "diagnosis and resolution.",
-        (Group("read"), Group("edit"), Group("command"), Group("mcp")),
+        (Group("read"), Group("edit"), Group("browser"), Group("command"), Group("mcp")),
         "Use this mode when you are troubleshooting issues, investigating errors, or diagnosing problems.",
         "Diagnose and fix software issues",
     ),

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..prompt import params_schema
-from . import command, edits, files, flow, handoffs, mcp, plan, skills, todos
+from . import browser, command, edits, files, flow, handoffs, mcp, plan, skills, todos
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 from .gate import STAGES, ToolResult, run_tool
 
-TOOLS: dict[str, ToolSpec] = {spec.name: spec for module in (files, skills, edits, command, flow, mcp, handoffs, plan, todos) for spec in module.TOOLS}
+TOOLS: dict[str, ToolSpec] = {spec.name: spec for module in (files, skills, edits, command, flow, browser, mcp, handoffs, plan, todos) for spec in module.TOOLS}
 
 
 def warm() -> None:

@@ -3,8 +3,8 @@
 `autoApprove.modes.<slug>` overrides the keys of `autoApprove` for that mode; `command` may be a
 list of globs: a command line is approved when each of its simple commands matches one.
 
-An approval of an edit, a command or an MCP tool may offer "always allow": approved with
-`always`, the rule is written to its file, the file's other keys kept (see `rule`). The user sees
+An approval of an edit, a command, an MCP tool or a browser's launch may offer "always allow":
+approved with `always`, the rule is written to its file, the file's other keys kept (see `rule`). The user sees
 the file's diff and approves it before it is written. Written to the workspace's settings file,
 the file's trust (server/settings.py) follows only when the file was trusted as it was read
 before the write; written to a workspace's MCP file, the server's approval follows only when the
@@ -67,7 +67,8 @@ class Rule(NamedTuple):
 
 def rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> Rule | None:
     """The rule "always allow" would write for this call, None when not offered:
-    - an edit: `autoApprove.modes.<mode>.edit: true` in the workspace's settings file;
+    - an edit: `autoApprove.modes.<mode>.edit: true` in the workspace's settings file (a
+      browser's launch: `autoApprove.modes.<mode>.browser: true`);
     - a command: the globs of its simple commands, each matching only itself (a chain `a && b`
       is allowed as `a` and `b`), in `autoApprove.modes.<mode>.command` (not offered for a
       command line that cannot be checked);
@@ -75,7 +76,7 @@ def rule(ctx: "ToolContext", spec: "ToolSpec", params: "Params") -> Rule | None:
       configures the server (not offered for a server the editor gave)."""
     settings = ctx.workspace.root / ".modus" / "settings.json"
     keys = ["autoApprove", "modes", ctx.task.mode.slug, str(spec.approval)]
-    if spec.approval == "edit":
+    if spec.approval in ("edit", "browser"):  # browser: its launch, the only action that asks
         return Rule(settings, keys, True)
     if spec.approval == "command":
         from .shell import CannotCheck, glob_of, simple_commands

@@ -180,17 +180,6 @@ async def _act_mode_respond(ctx: ToolContext, p: ActModeRespondParams, paths: li
     return Prepared(run)
 
 
-# ---------------------------------------------------------------- browser: none here
-
-
-class BrowserActionParams(Params):
-    action: str
-
-
-async def _no_browser(ctx: ToolContext, p: Any, paths: list[WorkspacePath]) -> Prepared:
-    raise ToolError("browser_action is accepted for compatibility, but Modus has no browser to drive.")
-
-
 TOOLS = (
     ToolSpec(
         "switch_mode",
@@ -234,12 +223,5 @@ TOOLS = (
         "optional task_progress checklist). Never call it twice in a row: the second call is blocked.",
         ActModeRespondParams,
         _act_mode_respond,
-    ),
-    ToolSpec(
-        "browser_action",
-        "Drive a browser (accepted for compatibility; not available in Modus).",
-        BrowserActionParams,
-        _no_browser,
-        group="browser",
     ),
 )

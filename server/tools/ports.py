@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncContextManager, ContextManager, Protocol
+from typing import TYPE_CHECKING, Any, AsyncContextManager, ContextManager, Protocol, Sequence
 
 if TYPE_CHECKING:
     from protocol import Settings, Todo
 
+    from ..browser import Browser
     from ..roster import Chain, Refusal
     from ..roster.summons import Summons
     from ..hooks.runner import HookRun
@@ -134,6 +135,16 @@ class Images(Protocol):
         ...
 
 
+class Browsers(Protocol):
+    """The conversations' browsers (server/browser/): at most one open in each; the turn that
+    launched it closes it when it ends."""
+
+    def get(self, conversation_id: str) -> Browser | None: ...
+    async def launch(self, conversation_id: str, turn_id: str, viewport: tuple[int, int], allowed_hosts: Sequence[str], timeout: float) -> Browser:
+        """A started browser for the conversation, the one open before closed."""
+    async def close(self, conversation_id: str) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Ports:
     """Everything around a tool call, built once per session by the agent layer."""
@@ -149,3 +160,4 @@ class Ports:
     guards: Guards
     hooks: Hooks
     images: Images
+    browsers: Browsers

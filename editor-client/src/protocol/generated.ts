@@ -26,7 +26,8 @@ export type Update =
   | ContextUpdate
   | StateChanged
   | ConversationCut
-  | Unqueued;
+  | Unqueued
+  | BrowserUpdate;
 
 /**
  * The wire contract between the Modus server and its editor clients.
@@ -38,6 +39,8 @@ export interface ModusProtocol {
   ApprovalRequest?: ApprovalRequest;
   ApprovalResponse?: ApprovalResponse;
   AutoApprove?: AutoApprove;
+  BrowserSettings?: BrowserSettings;
+  BrowserUpdate?: BrowserUpdate;
   ChatCancelResult?: ChatCancelResult;
   ChatEditParams?: ChatEditParams;
   ChatEditResult?: ChatEditResult;
@@ -265,6 +268,7 @@ export interface ApprovalResponse {
  * via the `definition` "AutoApprove".
  */
 export interface AutoApprove {
+  browser?: boolean;
   command?: boolean | string[];
   edit?: boolean;
   mcp?: boolean;
@@ -282,12 +286,44 @@ export interface AutoApprove {
  * via the `definition` "ModeAutoApprove".
  */
 export interface ModeAutoApprove {
+  browser?: boolean | null;
   command?: boolean | string[] | null;
   edit?: boolean | null;
   mcp?: boolean | null;
   modeSwitch?: boolean | null;
   read?: boolean | null;
   subtasks?: boolean | null;
+}
+/**
+ * `browser`: the headless Chromium of browser_action.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "BrowserSettings".
+ */
+export interface BrowserSettings {
+  allowedHosts?: string[];
+  timeoutSeconds?: number;
+  viewport?: string;
+}
+/**
+ * A browser_action ran: where the page is and its screenshot (`modus/chat/image`).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "BrowserUpdate".
+ */
+export interface BrowserUpdate {
+  action?: string;
+  agent?: string;
+  conversationId: string;
+  height?: number;
+  kind: 'browser';
+  screenshotId: string;
+  taskId?: string;
+  title: string;
+  toolCallId?: string;
+  turnId?: string;
+  url: string;
+  width?: number;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -1115,6 +1151,7 @@ export interface Settings {
    */
   agents?: [AgentConfig, ...AgentConfig[]];
   autoApprove?: AutoApprove;
+  browser?: BrowserSettings;
   checkpoints?: boolean;
   commandTimeoutSeconds?: number;
   condenseThreshold?: number;

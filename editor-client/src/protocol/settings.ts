@@ -13,6 +13,7 @@ export const SERVER_SETTING_KEYS = [
   'stateDir',
   'globalModesFile',
   'diagnostics',
+  'browser',
 ] as const;
 
 /**

@@ -57,6 +57,8 @@ export type Entry =
       status: ToolStatus;
       result?: string;
       error?: ToolError;
+      /** browser_action: the page after the action (`browser` update), its screenshot fetched with `modus/chat/image` */
+      screenshot?: Screenshot;
     }
   | { type: 'mode'; id: string; turnId?: string; from: string; to: string; reason?: string; by: 'user' | 'model' }
   | { type: 'phase'; id: string; turnId?: string; from: string; to: string }
@@ -81,6 +83,15 @@ export type Entry =
    */
   | { type: 'restore'; id: string; what: RestoreKind | 'undo'; restored: string[]; undo?: string; undone?: boolean }
   | { type: 'error'; id: string; text: string };
+
+/** A browser_action's screenshot: the stored image's id, and the page's address and title when the server said them. */
+export interface Screenshot {
+  id: string;
+  url?: string;
+  title?: string;
+  width?: number;
+  height?: number;
+}
 
 /** What the user restores from a tool card: its files, or its files and the conversation. */
 export type RestoreKind = 'files' | 'both';
@@ -572,11 +583,20 @@ function storedResult(view: ViewState, m: HistoryMessage, mode: unknown): ViewSt
     const error = { type: typeof errorType === 'string' ? errorType : 'Error', message: m.text };
     return patch(view, id, 'tool', (e) => ({ ...e, status: 'failed', error }));
   }
-  view = patch(view, id, 'tool', (e) => ({ ...e, status: 'completed', result: m.text }));
+  // a browser_action's result carries its screenshot (the last image of the stored message)
+  const shot = call.name === 'browser_action' ? storedImageId(m.metadata.images) : undefined;
+  view = patch(view, id, 'tool', (e) => ({ ...e, status: 'completed', result: m.text, ...(shot ? { screenshot: { id: shot } } : {}) }));
   const to = call.params.mode_slug;
   if (call.name !== 'switch_mode' || typeof mode !== 'string' || typeof to !== 'string') return view;
   const reason = typeof call.params.reason === 'string' ? call.params.reason : undefined;
   return insertAfter(view, id, (nid) => ({ type: 'mode', id: nid, turnId: call.turnId, from: mode, to, reason, by: 'model' }));
+}
+
+/** The id of the last of a stored message's `metadata.images` ([{id, mimeType}]), if any. */
+function storedImageId(value: unknown): string | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const ids = value.filter((i) => i && typeof i === 'object' && typeof i.id === 'string').map((i) => i.id as string);
+  return ids[ids.length - 1];
 }
 
 /** The approvals still waiting for an answer: a turn is blocked on each, whatever is shown (on their own, after it). */
@@ -700,9 +720,17 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
         result: u.result,
         error: u.error,
       };
-      // a card shown from the history stays in its turn when the live call goes on
-      if (view.entries.some((e) => e.id === id)) return patch(view, id, 'tool', (e) => ({ ...entry, turnId: e.turnId ?? entry.turnId }));
+      // a card shown from the history stays in its turn when the live call goes on; a screenshot it got stays
+      if (view.entries.some((e) => e.id === id)) {
+        return patch(view, id, 'tool', (e) => ({ ...entry, turnId: e.turnId ?? entry.turnId, ...(e.screenshot ? { screenshot: e.screenshot } : {}) }));
+      }
       return push(view, entry);
+    }
+    case 'browser': {
+      // the page after a browser_action: its card shows the screenshot (the call's `tool_call` updates came before)
+      if (!u.toolCallId) return view;
+      const screenshot: Screenshot = { id: u.screenshotId, url: u.url, title: u.title, width: u.width, height: u.height };
+      return patch(view, `tool:${u.toolCallId}`, 'tool', (e) => ({ ...e, screenshot }));
     }
   }
   return view;

@@ -1,8 +1,11 @@
 // Images in the chat: those pasted or dropped into the composer (thumbnails with a remove ×, sent
-// with the message), and the thumbnails of a message's stored images, whose bytes the extension
-// fetches (`modus/chat/image`) when first shown. A click on one opens it full size in an editor tab.
+// with the message), and stored images (a message's, a browser_action's screenshot), asked of the
+// extension once each (fetchImage → modus/chat/image) and kept as data URLs of an image type; an
+// <img> waiting for its bytes is filled in place when they come, or says why they did not. A
+// click on a message's thumbnail opens it full size in an editor tab.
 import type { ImageData, ImageRef } from '../protocol/generated';
 import { byId, el, Host } from './dom';
+import type { ToWebview } from './messages';
 
 /** The types the server takes, and the size of each (decoded): PROTOCOL.md, "Images". */
 export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
@@ -75,9 +78,54 @@ export function renderAttachments(a: Attachments) {
   a.box.hidden = a.items.length === 0 && !a.note;
 }
 
-/** The bytes of stored images as data URLs, by id, once fetched; those asked for. */
-const fetched = new Map<string, string>();
-const asked = new Set<string>();
+/** the images fetched: id → data URL */
+const urls = new Map<string, string>();
+/** the images that could not be had: id → why */
+const failed = new Map<string, string>();
+/** asked for, not answered yet */
+const asking = new Set<string>();
+
+/** The types a data URL of the chat may have (what the server stores). */
+const TYPES = new Set(IMAGE_TYPES);
+
+/** Images kept at most: the oldest fetched are let go (asked for again if shown again). */
+const MAX_KEPT = 200;
+
+/** An image stored by the server, by its id: shown once its bytes came (asked for now when not yet). */
+export function storedImage(id: string, alt: string, cls: string, host: Host): HTMLImageElement {
+  const img = el('img', cls);
+  img.alt = alt;
+  img.dataset.imageId = id;
+  fill(img, id);
+  if (!urls.has(id) && !failed.has(id) && !asking.has(id)) {
+    asking.add(id);
+    host.post({ type: 'fetchImage', id });
+  }
+  return img;
+}
+
+function fill(img: HTMLImageElement, id: string) {
+  const url = urls.get(id);
+  const why = failed.get(id);
+  img.classList.toggle('loading', url === undefined && why === undefined);
+  img.classList.toggle('failed', why !== undefined);
+  if (url !== undefined) img.src = url;
+  if (why !== undefined) img.title = `The image could not be shown: ${why}`;
+}
+
+/** A stored image's bytes came (`image`), or why not: every <img> of it shows it. */
+export function received(m: Extract<ToWebview, { type: 'image' }>) {
+  asking.delete(m.id);
+  if (typeof m.data === 'string' && typeof m.mimeType === 'string' && TYPES.has(m.mimeType)) {
+    urls.set(m.id, `data:${m.mimeType};base64,${m.data}`);
+    if (urls.size > MAX_KEPT) urls.delete(urls.keys().next().value!);
+  } else {
+    failed.set(m.id, m.error ?? `not an image (${m.mimeType ?? 'no type'})`);
+  }
+  for (const img of document.querySelectorAll<HTMLImageElement>('img[data-image-id]')) {
+    if (img.dataset.imageId === m.id) fill(img, m.id);
+  }
+}
 
 /** A message's images: thumbnails, fetched when first shown; a click opens one full size. */
 export function thumbnails(images: ImageRef[] | undefined, host: Host): HTMLElement | null {
@@ -87,17 +135,9 @@ export function thumbnails(images: ImageRef[] | undefined, host: Host): HTMLElem
     'images',
     undefined,
     ...images.map((image) => {
-      const img = el('img', 'thumb');
-      img.dataset.imageId = image.id;
-      img.alt = `Image (${image.mimeType})`;
+      const img = storedImage(image.id, `Image (${image.mimeType})`, 'thumb', host);
       img.title = 'Open the image';
       img.tabIndex = 0;
-      const src = fetched.get(image.id);
-      if (src) img.src = src;
-      else if (!asked.has(image.id)) {
-        asked.add(image.id);
-        host.post({ type: 'fetchImage', id: image.id });
-      }
       const open = () => host.post({ type: 'openImage', id: image.id });
       img.addEventListener('click', open);
       img.addEventListener('keydown', (ev) => {
@@ -109,13 +149,4 @@ export function thumbnails(images: ImageRef[] | undefined, host: Host): HTMLElem
       return img;
     }),
   );
-}
-
-/** A stored image's bytes came (`image`): every thumbnail of it shows it. */
-export function received(id: string, mimeType: string, data: string) {
-  const src = `data:${mimeType};base64,${data}`;
-  fetched.set(id, src);
-  for (const img of document.querySelectorAll<HTMLImageElement>('img.thumb[data-image-id]')) {
-    if (img.dataset.imageId === id) img.src = src;
-  }
 }

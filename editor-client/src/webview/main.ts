@@ -84,7 +84,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   if (!m || typeof m !== 'object') return;
   if (m.type === 'focusComposer') return composer.focus(panels.composer);
   if (m.type === 'fillComposer') return composer.fill(panels.composer, m.text);
-  if (m.type === 'image') return images.received(m.id, m.mimeType, m.data);
+  if (m.type === 'image') return images.received(m);
   if (m.type === 'snapshot') view = m.view;
   else if (m.type === 'actions') view = m.actions.reduce(reduce, view);
   else return;

@@ -12,15 +12,15 @@ export type ToWebview =
   | { type: 'fillComposer'; text: string }
   /** the answer to `resolvePaths`: each path asked about, as a file of the workspace (its path relative to the workspace folder) or null */
   | { type: 'paths'; paths: Record<string, string | null> }
-  /** the answer to `fetchImage`: a stored image's bytes (base64) */
-  | { type: 'image'; id: string; mimeType: string; data: string };
+  /** the answer to `fetchImage`: a stored image's type and base64 bytes, or why it could not be had */
+  | { type: 'image'; id: string; mimeType?: string; data?: string; error?: string };
 
 /** webview -> extension */
 export type FromWebview =
   | { type: 'ready' }
   /** `images`: those pasted or dropped into the composer */
   | { type: 'send'; text: string; images?: ImageData[] }
-  /** a message's thumbnail is shown: its bytes, please (answered with `image`) */
+  /** a stored image is shown (a message's thumbnail, a browser_action's screenshot): its bytes, please (modus/chat/image; answered with `image`) */
   | { type: 'fetchImage'; id: string }
   /** a click on a thumbnail: the image full size, in an editor tab */
   | { type: 'openImage'; id: string }

@@ -1,8 +1,9 @@
 // A tool call's card: its name and main parameter, status, result, error (with the user's
 // feedback), and below a checkpointed call Show diff and Restore with its choices.
 import type { CheckpointInfo } from '../protocol/generated';
-import { Entry, splitFeedback, ViewState } from '../protocol/view';
+import { Entry, Screenshot, splitFeedback, ViewState } from '../protocol/view';
 import { button, el, Host } from './dom';
+import { storedImage } from './images';
 import { linkPaths, pathLink } from './links';
 import { renderMarkdown } from './render';
 
@@ -33,7 +34,13 @@ export function diffBlock(text: string): HTMLElement {
 }
 
 /** The parameter that says most about a tool call, shown next to its name: its key and text. */
-function paramSummary(params: Record<string, unknown>): { key: string; text: string } | null {
+function paramSummary(params: Record<string, unknown>, tool?: string): { key: string; text: string } | null {
+  if (tool === 'browser_action') {
+    // the action, and where: `launch http://…`, `click 450,300`, `resize 640x480`
+    const where = ['url', 'coordinate', 'size'].map((k) => params[k]).find((v) => typeof v === 'string' && v);
+    const text = [params.action, where].filter((v) => typeof v === 'string' && v).join(' ');
+    return text ? { key: 'action', text: text.length > 120 ? text.slice(0, 117) + '…' : text } : null;
+  }
   for (const key of ['path', 'mode_slug', 'mode', 'command', 'regex', 'question', 'result', 'to']) {
     const v = params[key];
     if (typeof v === 'string' && v) return { key, text: v.length > 120 ? v.slice(0, 117) + '…' : v };
@@ -56,7 +63,7 @@ export function renderTool(e: ToolEntry, view: ViewState, host: Host, restores: 
   const card = el('div', `card tool status-${e.status}` + (e.error ? ' has-error' : ''));
   card.dataset.tool = e.name;
   const completion = e.name === 'attempt_completion' ? e.params.result : undefined;
-  const shown = typeof completion === 'string' && completion ? null : paramSummary(e.params);
+  const shown = typeof completion === 'string' && completion ? null : paramSummary(e.params, e.name);
   // the call's file is a link into the editor (once the extension knows it for a workspace file)
   const arg = el('span', 'tool-arg');
   if (shown?.key === 'path' && shown.text === e.params.path) arg.append(...pathLink({ path: shown.text }, [document.createTextNode(shown.text)], host, true));
@@ -82,6 +89,7 @@ export function renderTool(e: ToolEntry, view: ViewState, host: Host, restores: 
       ),
     );
   }
+  if (e.screenshot) card.appendChild(screenshotFigure(e.screenshot, host));
   if (e.result) {
     const pre = el('pre');
     if (e.result.length <= MAX_LINKED_RESULT) pre.append(...linkPaths(e.result, host, true));
@@ -93,6 +101,18 @@ export function renderTool(e: ToolEntry, view: ViewState, host: Host, restores: 
   const checkpoint = checkpointOf(view, e);
   if (checkpoint) card.appendChild(checkpointBar(e, checkpoint, view, host, restores));
   return card;
+}
+
+/** A browser_action's screenshot: the page as the action left it, its title and address below. */
+function screenshotFigure(shot: Screenshot, host: Host): HTMLElement {
+  const what = shot.title || shot.url || 'the page';
+  const img = storedImage(shot.id, `Screenshot of ${what}`, 'browser-screenshot', host);
+  if (shot.width && shot.height) {
+    img.width = shot.width; // its place is kept while the bytes come (CSS scales it to the card)
+    img.height = shot.height;
+  }
+  const caption = shot.url ? el('figcaption', undefined, undefined, el('span', 'page-title', shot.title ?? ''), el('span', 'page-url', shot.url)) : null;
+  return el('figure', 'screenshot', undefined, img, caption);
 }
 
 /** The checkpoint taken just before the card's call, if the server took one. */
