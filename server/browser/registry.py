@@ -9,11 +9,12 @@ when the session stops (`close_all`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import anyio
 
-from .driver import Browser
+if TYPE_CHECKING:
+    from .driver import Browser
 
 
 @dataclass
@@ -34,6 +35,8 @@ class Browsers:
     async def launch(self, conversation_id: str, turn_id: str, viewport: tuple[int, int], allowed_hosts: Sequence[str],
                      timeout: float = 15.0) -> Browser:
         """A new browser for the conversation (the one open before, closed); started."""
+        from .driver import Browser  # with the first launch: what start-up need not load
+
         await self.close(conversation_id)
         browser = Browser(viewport, allowed_hosts, timeout)
         self._open[conversation_id] = _Open(browser, turn_id)

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
 from ..providers.xmlcalls import parse_params
 from ..host import FileChange
-from protocol.messages import REVIEW_MAX_CHARS, ReviewFile
-
 from .base import Outcome, Params, Prepared, ToolContext, ToolSpec
 from .problems import ProblemWatch
 from ..errors import EditFailed, InvalidParams, ToolError
@@ -105,6 +103,8 @@ def _prepared_edit(ctx: ToolContext, tool: str, changes: list[FileChange], done:
 
     names = ", ".join(c.target.rel for c in changes)
     verb = "Create" if all(c.old_text is None for c in changes) else "Edit"
+    from protocol.messages import REVIEW_MAX_CHARS, ReviewFile  # with the first edit: start-up need not load them
+
     fields: dict[str, Any] = {}
     revise = None
     if len(changes) == 1 and max(len(changes[0].old_text or ""), len(changes[0].new_text)) <= REVIEW_MAX_CHARS:
