@@ -65,6 +65,8 @@ describe('Review before apply and the problems an edit caused, in a real VS Code
     await wb.page.locator('.editor-group-container.active .editor-actions a.action-label[aria-label*="Approve Edit"]').click();
     await toolCard().locator('.decision.approve', { hasText: 'Approved with your changes' }).waitFor();
     await diffTab('notes.md').waitFor({ state: 'detached' });
+    // the call's result comes once the edit is applied (and saved)
+    await toolCard().locator('details.result pre', { hasText: 'The user edited' }).waitFor({ state: 'attached', timeout: 30_000 });
     assert.equal(readFileSync(join(wb.workspace, 'notes.md'), 'utf8'), '# Notes\n\nline one\nline TWO, mine\n');
     const result = await toolCard().locator('details.result pre').textContent();
     assert.equal(
