@@ -25,7 +25,7 @@ from ..roster.summons import Summons
 from .checkpoints import Checkpoints
 from .configuration import Configuration
 from .conversations import Conversations
-from .history import RETRYABLE
+from .history import IMAGES, RETRYABLE
 from .intake import Intake
 from .own_commands import check as check_command, parse as own_command
 from .runtimes import Runtimes
@@ -97,7 +97,7 @@ class Resend:
             raise BadRequest(f"messageId: {message.id} is no longer part of conversation {cid}: a restore or an edit cut it")
         if message.role != "user" or message.metadata.get("source"):
             raise BadRequest(f"messageId: {message.id} is not a message the user wrote (only those can be edited)")
-        send = protocol.ChatSendParams(text=params.text, conversation_id=cid)
+        send = protocol.ChatSendParams(text=params.text, conversation_id=cid, images=self.images_of(message) or None)
         own = own_command(params.text) is not None  # a command of Modus's own runs once the cut is made
         if own:
             check_command(params.text, self.config.modes)  # what can fail before it runs fails before the cut
@@ -107,6 +107,17 @@ class Resend:
         self.cut(cid, seq - 1)
         sent = await self.send(send) if own or prepared is None else await self.intake.deliver_now(prepared)
         return protocol.ChatEditResult(**sent.model_dump(), **files)
+
+    def images_of(self, message: StoredMessage) -> list[protocol.ImageData]:
+        """The images the edited message carried: they go with its new text."""
+        import base64
+
+        found = []
+        for ref in message.metadata.get(IMAGES) or ():
+            stored = self.store.image(ref.get("id", "")) if isinstance(ref, dict) else None
+            if stored is not None:
+                found.append(protocol.ImageData(mime_type=stored[0], data=base64.b64encode(stored[1]).decode("ascii")))
+        return found
 
     async def files(self, cid: str, seq: int) -> dict:
         """The workspace's files back to the checkpoint taken after message `seq` (see

@@ -235,3 +235,22 @@ async def test_condensing_sends_the_condensed_part_s_images_with_the_summary_req
     blocks = ask["content"]
     assert [b["type"] for b in blocks] == ["image", "text"] and base64.b64decode(blocks[0]["source"]["data"]) == picture
     assert "[image img-" in blocks[1]["text"] and "(image/png)]" in blocks[1]["text"]
+
+
+async def test_edit_and_resend_keeps_the_message_s_images(editor, workspace):
+    picture = png(seed=7)
+    with FakeAnthropic() as server:
+        server.add(Reply("A pixel."), Reply("Still a pixel."))
+        await editor.start(anthropic(server.url))
+        sent = await editor.request(methods.CHAT_SEND, {"text": "what is this?", "images": [image(picture)]})
+        await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 1)
+        edited = await editor.request(methods.CHAT_EDIT, {"conversationId": sent["conversationId"], "messageId": sent["messageId"], "text": "and its colour?"})
+        await editor.wait_for(lambda: len(editor.of_kind("turn_ended")) == 2)
+    [user] = server.requests[1].body["messages"]
+    blocks = user["content"]
+    assert [b["type"] for b in blocks] == ["image", "text"] and blocks[1]["text"].startswith("and its colour?")
+    assert base64.b64decode(blocks[0]["source"]["data"]) == picture
+    history = (await editor.request(methods.CHAT_HISTORY, {"conversationId": sent["conversationId"]}))["messages"]
+    [again] = [m for m in history if m["role"] == "user"]
+    assert again["id"] == edited["messageId"] and len(again["images"]) == 1
+    assert stored_images(workspace) == 1
