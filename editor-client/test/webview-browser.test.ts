@@ -144,4 +144,27 @@ describe('chat webview: the browser card', () => {
     assert.equal(await img.getAttribute('data-image-id'), 'img-9');
     assert.deepEqual((await posted(page)).filter((m) => m.type === 'fetchImage'), [{ type: 'fetchImage', id: 'img-9' }]);
   });
+
+  it("shows the images another tool's result carries (read_file of an image) as thumbnails, live and from the history", async () => {
+    const live = await open([
+      update({ kind: 'tool_call', agent: 'modus', turnId, toolCallId: 'r1', name: 'read_file', params: { path: 'shot.png' }, status: 'pending' }),
+      update({
+        kind: 'tool_call', agent: 'modus', turnId, toolCallId: 'r1', name: 'read_file', params: { path: 'shot.png' }, status: 'completed',
+        result: 'shot.png is an image (2x1 pixels).', images: [{ id: 'img-r', mimeType: 'image/png' }],
+      }),
+    ]);
+    const thumb = live.locator('.card.tool[data-tool="read_file"] .images img.thumb');
+    await thumb.waitFor();
+    assert.equal(await thumb.getAttribute('data-image-id'), 'img-r');
+    assert.equal(await live.locator('.card.tool[data-tool="read_file"] figure.screenshot').count(), 0);
+    const messages: HistoryMessage[] = [
+      { id: 'm1', role: 'user', text: 'read it', metadata: {} },
+      { id: 'm2', role: 'assistant', agent: 'modus', text: '', metadata: { turnId, toolCalls: [{ id: 'r2', name: 'read_file', arguments: { path: 'shot.png' } }] } },
+      { id: 'm3', role: 'tool', text: 'shot.png is an image.', metadata: { toolCallId: 'r2', name: 'read_file', images: [{ id: 'img-s', mimeType: 'image/png' }] } },
+    ];
+    const stored = await open([{ type: 'history', conversationId, messages }]);
+    const again = stored.locator('.card.tool[data-tool="read_file"] .images img.thumb');
+    await again.waitFor();
+    assert.equal(await again.getAttribute('data-image-id'), 'img-s');
+  });
 });

@@ -59,6 +59,8 @@ export type Entry =
       error?: ToolError;
       /** browser_action: the page after the action (`browser` update), its screenshot fetched with `modus/chat/image` */
       screenshot?: Screenshot;
+      /** the images the result carries to the model (read_file of an image): thumbnails in the card */
+      images?: ImageRef[];
     }
   | { type: 'mode'; id: string; turnId?: string; from: string; to: string; reason?: string; by: 'user' | 'model' }
   | { type: 'phase'; id: string; turnId?: string; from: string; to: string }
@@ -585,18 +587,29 @@ function storedResult(view: ViewState, m: HistoryMessage, mode: unknown): ViewSt
   }
   // a browser_action's result carries its screenshot (the last image of the stored message)
   const shot = call.name === 'browser_action' ? storedImageId(m.metadata.images) : undefined;
-  view = patch(view, id, 'tool', (e) => ({ ...e, status: 'completed', result: m.text, ...(shot ? { screenshot: { id: shot } } : {}) }));
+  const images = call.name === 'browser_action' ? [] : imageRefs(m.metadata.images);
+  view = patch(view, id, 'tool', (e) => ({
+    ...e,
+    status: 'completed',
+    result: m.text,
+    ...(shot ? { screenshot: { id: shot } } : {}),
+    ...(images.length ? { images } : {}),
+  }));
   const to = call.params.mode_slug;
   if (call.name !== 'switch_mode' || typeof mode !== 'string' || typeof to !== 'string') return view;
   const reason = typeof call.params.reason === 'string' ? call.params.reason : undefined;
   return insertAfter(view, id, (nid) => ({ type: 'mode', id: nid, turnId: call.turnId, from: mode, to, reason, by: 'model' }));
 }
 
-/** The id of the last of a stored message's `metadata.images` ([{id, mimeType}]), if any. */
+/** A stored message's `metadata.images` ([{id, mimeType}]), those well formed. */
+function imageRefs(value: unknown): ImageRef[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((i): i is ImageRef => !!i && typeof i === 'object' && typeof i.id === 'string' && typeof i.mimeType === 'string');
+}
+
+/** The id of the last of a stored message's `metadata.images`, if any. */
 function storedImageId(value: unknown): string | undefined {
-  if (!Array.isArray(value)) return undefined;
-  const ids = value.filter((i) => i && typeof i === 'object' && typeof i.id === 'string').map((i) => i.id as string);
-  return ids[ids.length - 1];
+  return imageRefs(value).at(-1)?.id;
 }
 
 /** The approvals still waiting for an answer: a turn is blocked on each, whatever is shown (on their own, after it). */
@@ -719,6 +732,7 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
         status: u.status,
         result: u.result,
         error: u.error,
+        ...(u.images?.length && u.name !== 'browser_action' ? { images: u.images } : {}),
       };
       // a card shown from the history stays in its turn when the live call goes on; a screenshot it got stays
       if (view.entries.some((e) => e.id === id)) {

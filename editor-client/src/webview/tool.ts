@@ -3,7 +3,7 @@
 import type { CheckpointInfo } from '../protocol/generated';
 import { Entry, Screenshot, splitFeedback, ViewState } from '../protocol/view';
 import { button, el, Host } from './dom';
-import { storedImage } from './images';
+import { storedImage, thumbnails } from './images';
 import { linkPaths, pathLink } from './links';
 import { renderMarkdown } from './render';
 
@@ -90,6 +90,8 @@ export function renderTool(e: ToolEntry, view: ViewState, host: Host, restores: 
     );
   }
   if (e.screenshot) card.appendChild(screenshotFigure(e.screenshot, host));
+  const images = thumbnails(e.images, host);
+  if (images) card.appendChild(images);
   if (e.result) {
     const pre = el('pre');
     if (e.result.length <= MAX_LINKED_RESULT) pre.append(...linkPaths(e.result, host, true));
