@@ -56,16 +56,17 @@ def _windows(machine: str) -> dict[str, str]:
 
 
 #: VS Code's targets (vsce's list, less `web`) → pip's platform tags and the target's markers.
-#: Linux: VS Code's own binaries need glibc 2.28 (macOS 11 on Macs), so wheels built for those
-#: are taken; Alpine is musl.
+#: Linux: VS Code's own binaries need glibc 2.28, so wheels built for up to that are taken; Alpine
+#: is musl. macOS: 13 (Ventura) and later, since google-re2 has no wheel for older macOS and
+#: CPython 3.13 (on macOS 11-12 the plain .vsix sets up from the package index instead).
 TARGETS: dict[str, tuple[list[str], dict[str, str]]] = {
     "linux-x64": (_manylinux("x86_64", 28), _linux("x86_64")),
     "linux-arm64": (_manylinux("aarch64", 28), _linux("aarch64")),
     "linux-armhf": (_manylinux("armv7l", 28), _linux("armv7l")),
     "alpine-x64": (_musllinux("x86_64"), _linux("x86_64")),
     "alpine-arm64": (_musllinux("aarch64"), _linux("aarch64")),
-    "darwin-x64": (list(mac_platforms((11, 0), "x86_64")), _darwin("x86_64")),
-    "darwin-arm64": (list(mac_platforms((11, 0), "arm64")), _darwin("arm64")),
+    "darwin-x64": (list(mac_platforms((13, 0), "x86_64")), _darwin("x86_64")),
+    "darwin-arm64": (list(mac_platforms((13, 0), "arm64")), _darwin("arm64")),
     "win32-x64": (["win_amd64"], _windows("AMD64")),
     "win32-arm64": (["win_arm64"], _windows("ARM64")),
 }
