@@ -87,8 +87,16 @@ export class Environment {
   }
 
   /** Sets up the environment (or upgrades it), then starts the server; the one under way when there is one. */
-  setUp(): Promise<void> {
-    return (this.running ??= this.run().finally(() => (this.running = undefined)));
+  async setUp(): Promise<void> {
+    if (this.running) return this.running;
+    let done = false;
+    this.running = this.run().then((ok) => void (done = ok));
+    try {
+      await this.running;
+    } finally {
+      this.running = undefined; // before the start: it asks for the interpreter
+    }
+    if (done) await this.start();
   }
 
   /** The card's and the notifications' buttons. */
@@ -118,7 +126,8 @@ export class Environment {
     this.store.dispatch({ type: 'env', env: env && this.bundle ? { version: this.bundle.version, offline: this.bundle.offline, ...env } : null });
   }
 
-  private async run(): Promise<void> {
+  /** The set-up, told; whether it succeeded. */
+  private async run(): Promise<boolean> {
     const bundle = this.bundle!;
     const upgradeFrom = envState(this.paths, bundle.version) === 'outdated' ? stampedVersion(this.paths) : undefined;
     const python = upgradeFrom ? this.paths.python : await resolvePython();
@@ -154,11 +163,12 @@ export class Environment {
         },
       );
     } catch (err) {
-      if (err instanceof SetupError && err.python && !err.python.ok && err.python.reason !== 'broken') return this.noPython(python, err.message);
-      return this.failed(python, err);
+      if (err instanceof SetupError && err.python && !err.python.ok && err.python.reason !== 'broken') this.noPython(python, err.message);
+      else this.failed(python, err);
+      return false;
     }
     this.show(null);
-    await this.start();
+    return true;
   }
 
   /** No Python 3.11+: the card and a notification say so, with the download page. */

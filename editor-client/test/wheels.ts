@@ -72,3 +72,42 @@ export function offlineEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Process
   for (const [k, v] of Object.entries(env)) if (!/^(PIP_|https?_proxy$|all_proxy$|no_proxy$)/i.test(k)) out[k] = v;
   return { ...out, PIP_CONFIG_FILE: '/dev/null', PIP_INDEX_URL: 'http://127.0.0.1:9/simple', PIP_DISABLE_PIP_VERSION_CHECK: '1' };
 }
+
+const VSIX_PY = String.raw`
+import json, os, sys, zipfile
+src, dst, bundled = sys.argv[1:4]
+with zipfile.ZipFile(src) as zin:
+    if not bundled:
+        try:
+            print(zin.read("extension/bundled/manifest.json").decode())
+        except KeyError:
+            print("null")
+        sys.exit(0)
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            if not item.filename.startswith("extension/bundled/"):
+                zout.writestr(item, zin.read(item.filename))
+        for root, _, files in os.walk(bundled):
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                zout.write(path, "extension/bundled/" + os.path.relpath(path, bundled).replace(os.sep, "/"),
+                           zipfile.ZIP_STORED if name.endswith(".whl") else zipfile.ZIP_DEFLATED)
+`;
+
+/** What a `.vsix`'s bundled/manifest.json says (null: it carries no bundle). */
+export function vsixManifest(vsix: string): { version: string; offline: boolean } | null {
+  return JSON.parse(execFileSync(BASE_PYTHON, ['-c', VSIX_PY, vsix, '', ''], { encoding: 'utf8' }));
+}
+
+/**
+ * A `.vsix` that carries the bundle: `vsix` itself when it carries one of the kind asked for (the
+ * packaging's), else a copy at `out` with `bundled/` made here (modusBundle) in place of its own.
+ */
+export function vsixWithBundle(vsix: string, out: string, options: { offline?: boolean } = {}): string {
+  const manifest = vsixManifest(vsix);
+  if (manifest && manifest.offline === !!options.offline) return vsix;
+  const work = join(out + '.d', options.offline ? 'offline' : 'online');
+  const bundled = modusBundle(work, options);
+  execFileSync(BASE_PYTHON, ['-c', VSIX_PY, vsix, out, bundled]);
+  return out;
+}

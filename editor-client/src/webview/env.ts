@@ -103,6 +103,7 @@ export function render(s: Env, view: ViewState) {
   s.line.hidden = !s.line.textContent;
   text(s.lines, env.state === 'failed' ? (env.lines ?? []).join('\n') : '');
   s.lines.hidden = !s.lines.textContent;
+  s.lines.scrollTop = s.lines.scrollHeight; // pip's last words last: they say what went wrong
   const wanted = BUTTONS[env.state].map(([label]) => label).join('|');
   if (s.buttons.dataset.shown !== wanted) {
     s.buttons.dataset.shown = wanted;
