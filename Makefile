@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.modus-installed
 
-.PHONY: demo test test-python test-editor snapshots bench clean chromium
+.PHONY: demo test test-python test-editor snapshots bench clean chromium dist vsix
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,5 +39,13 @@ bench: $(STAMP) chromium
 	  $(PY) bench/$$b.py || { failed=1; echo "bench/$$b.py: a target was missed"; }; \
 	done; exit $$failed  # every benchmark prints, whatever an earlier one found
 
+# The release files: the wheel and sdist (checked by twine, as PyPI would), and the .vsix with the
+# server inside (editor-client/modus.vsix; `npm run package -- --target linux-x64` for an offline one).
+dist: $(STAMP)
+	rm -rf dist && $(PY) -m build --outdir dist . && $(PY) -m twine check --strict dist/*
+
+vsix: $(STAMP)
+	cd editor-client && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && MODUS_PYTHON=$(abspath $(PY)) npm run package
+
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info dist editor-client/bundled

@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         epilog="TCP and WebSocket clients must present a token: MODUS_TOKEN, --token-file, or a new one "
         "written to a private file under the user's state directory (named when the server starts).",
     )
-    parser.add_argument("--version", action="version", version=f"modus {__version__}")
+    from protocol.names import PROTOCOL_VERSION
+
+    parser.add_argument("--version", action="version", version=f"modus {__version__} (protocol {PROTOCOL_VERSION})")
     sub = parser.add_subparsers(dest="command")
     serve = sub.add_parser("serve", help="run the language server (the default)")
     for p in (parser, serve):

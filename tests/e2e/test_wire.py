@@ -16,6 +16,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from protocol.names import PROTOCOL_VERSION
 from server import __version__
 from server.lsp.server import converter
 from server.lsp.transport import Frames, ParseError
@@ -434,7 +435,7 @@ def test_the_modus_console_script_serves_stdio(tmp_path):
 
 def test_version_and_help():
     version = subprocess.run([sys.executable, "-m", "server", "--version"], capture_output=True, text=True)
-    assert version.returncode == 0 and version.stdout.strip() == f"modus {__version__}"
+    assert version.returncode == 0 and version.stdout.strip() == f"modus {__version__} (protocol {PROTOCOL_VERSION})"
     helped = subprocess.run([sys.executable, "-m", "server", "--help"], capture_output=True, text=True)
     assert helped.returncode == 0 and "--tcp [HOST:]PORT" in helped.stdout and "--ws [HOST:]PORT" in helped.stdout
     bad = subprocess.run([sys.executable, "-m", "server", "--tcp", "nonsense"], capture_output=True, text=True)

@@ -1,9 +1,10 @@
 -- The Modus server used through Neovim's own LSP client (headless).
 -- Run: nvim --headless --clean -c "luafile test/neovim/test.lua"
--- Env: MODUS_PYTHON (interpreter with the server), MODUS_WS (workspace with script.yaml and
--- notes.md), MODUS_RESULT (where the JSON results go), MODUS_FILES (comma-separated paths the
--- turn edits: each is then saved with :write). Every wait is bounded.
-local python = assert(os.getenv('MODUS_PYTHON'), 'MODUS_PYTHON')
+-- Env: MODUS_INSTALL (a file holding the root README's Install lines for Neovim: they start the
+-- server, `modus` from the PATH), MODUS_WS (workspace with script.yaml and notes.md),
+-- MODUS_RESULT (where the JSON results go), MODUS_FILES (comma-separated paths the turn edits:
+-- each is then saved with :write). Every wait is bounded.
+local install = assert(os.getenv('MODUS_INSTALL'), 'MODUS_INSTALL')
 local ws = assert(os.getenv('MODUS_WS'), 'MODUS_WS')
 local result_file = assert(os.getenv('MODUS_RESULT'), 'MODUS_RESULT')
 local edited = vim.split(os.getenv('MODUS_FILES') or '', ',', { trimempty = true })
@@ -38,9 +39,6 @@ local function step(name, value)
 end
 
 local function run()
-  vim.cmd.edit(vim.fn.fnameescape(ws .. '/notes.md'))
-  local buf = vim.api.nvim_get_current_buf()
-
   local default_apply_edit = vim.lsp.handlers['workspace/applyEdit']
   -- Neovim applies documentChanges (CreateFile, TextDocumentEdit) but does not declare
   -- workspaceEdit.documentChanges; the server needs it to send edits instead of writing files.
@@ -49,27 +47,10 @@ local function run()
   -- this client answers modus/client/diagnostics (the README's lines, below)
   capabilities.experimental = { modus = { diagnostics = true } }
 
-  -- stands in for a language server: an error on each "from Modus" in notes.md
-  local fake_lsp = vim.api.nvim_create_namespace('fake-lsp')
-  vim.api.nvim_buf_attach(buf, false, { on_lines = function()
-    vim.schedule(function()
-      local found = {}
-      for n, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-        local at = line:find('from Modus', 1, true)
-        if at then
-          found[#found + 1] = { lnum = n - 1, col = at - 1, end_col = at + 9, severity = vim.diagnostic.severity.ERROR,
-                                message = 'no "from Modus" here', source = 'fake-lsp' }
-        end
-      end
-      vim.diagnostic.set(fake_lsp, buf, found)
-    end)
-  end })
-  local client_id = vim.lsp.start({
-    name = 'modus',
-    cmd = { python, '-m', 'server' },
-    cmd_cwd = ws,
+  -- what the test adds to the README's lines: a scripted model, the state in the workspace, and
+  -- the handlers that record what happens (the README's diagnostics handler among them)
+  local extra = {
     capabilities = capabilities,
-    root_dir = ws,
     init_options = {
       modus = {
         models = { default = { provider = 'scripted', script = 'script.yaml' } },
@@ -118,8 +99,40 @@ local function run()
         results.updates[#results.updates + 1] = u
       end,
     },
-  }, { bufnr = buf })
-  assert(client_id, 'vim.lsp.start returned nil')
+  }
+  -- the root README's Install lines, run as a user's init.lua runs them; their vim.lsp.start gets
+  -- the test's additions (none of which the README sets)
+  local client_id
+  local start = vim.lsp.start
+  vim.lsp.start = function(config, opts)
+    for key in pairs(extra) do assert(config[key] == nil, 'the README sets ' .. key .. ', which the test adds') end
+    results.install = { name = config.name, cmd = config.cmd, root_dir = config.root_dir }
+    client_id = start(vim.tbl_extend('error', config, extra), opts)
+    return client_id
+  end
+  dofile(install)
+  -- a file opened: its FileType starts Modus
+  vim.cmd.edit(vim.fn.fnameescape(ws .. '/notes.md'))
+  local buf = vim.api.nvim_get_current_buf()
+  vim.lsp.start = start
+  assert(client_id, 'the README\'s lines started no client')
+
+  -- stands in for a language server: an error on each "from Modus" in notes.md
+  local fake_lsp = vim.api.nvim_create_namespace('fake-lsp')
+  vim.api.nvim_buf_attach(buf, false, { on_lines = function()
+    vim.schedule(function()
+      local found = {}
+      for n, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+        local at = line:find('from Modus', 1, true)
+        if at then
+          found[#found + 1] = { lnum = n - 1, col = at - 1, end_col = at + 9, severity = vim.diagnostic.severity.ERROR,
+                                message = 'no "from Modus" here', source = 'fake-lsp' }
+        end
+      end
+      vim.diagnostic.set(fake_lsp, buf, found)
+    end)
+  end })
+
   local client = assert(vim.lsp.get_client_by_id(client_id))
   assert(vim.wait(15000, function() return client.initialized == true end, 50), 'the server did not initialize')
   step('initialized', client.server_capabilities.experimental)
