@@ -8,7 +8,8 @@
 // environment by itself. And the offline `.vsix` (every dependency's wheel bundled) with the package
 // index unreachable (pip's configuration files unread, its index a closed port, no proxy).
 // Needs MODUS_CODE_SERVER_DIR and MODUS_VSIX (given none, the bundle is added to a copy:
-// test/wheels.ts); MODUS_OFFLINE_VSIX is the offline one (else made from MODUS_VSIX the same way).
+// test/wheels.ts); MODUS_OFFLINE_VSIX is the offline one (`npm run package -- --target linux-x64`;
+// else made from MODUS_VSIX the same way, with the wheels for CPython 3.11).
 // MODUS_SETUP_SERVER_SCREENSHOT=docs/setup-server.png saves the chat's Set up Modus card.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
