@@ -13,7 +13,7 @@
 // MODUS_SETUP_SERVER_SCREENSHOT=docs/setup-server.png saves the chat's Set up Modus card.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before, describe } from 'node:test';
@@ -76,6 +76,13 @@ function serverInterpreters(wb: Workbench): string[] {
 }
 
 describe('Set up Modus: from the .vsix alone to a chat (code-server)', { skip: !codeServerDir || !vsix ? 'MODUS_CODE_SERVER_DIR and MODUS_VSIX are not set' : false }, () => {
+  after(() => {
+    // what this file made besides the workbenches: the bare interpreter, pip's configuration, .vsix copies
+    const root = join(tmpdir(), `modus-setup-${process.pid}`);
+    for (const path of [`${root}-user`, `${root}-online.vsix`, `${root}-online.vsix.d`, `${root}-offline.vsix`, `${root}-offline.vsix.d`, join(tmpdir(), `modus-setup-pip-${process.pid}.conf`)]) {
+      rmSync(path, { recursive: true, force: true });
+    }
+  });
   describe('with a package index (pip\'s own configuration): a failure in pip\'s words, Retry, the chat; an upgrade by itself', () => {
     let wb: Workbench;
     let pipConf: string;
