@@ -35,7 +35,7 @@ test-editor: $(STAMP)
 
 bench: $(STAMP) chromium
 	$(PY) -m compileall -q server protocol  # start-up is measured: no module compiled on the way
-	@failed=0; for b in run agents checkpoints context search inbound sdk projectfiles webview browser; do \
+	@failed=0; for b in run agents checkpoints context search inbound sdk projectfiles webview browser firstrun; do \
 	  $(PY) bench/$$b.py || { failed=1; echo "bench/$$b.py: a target was missed"; }; \
 	done; exit $$failed  # every benchmark prints, whatever an earlier one found
 

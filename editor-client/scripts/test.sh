@@ -48,5 +48,9 @@ npm test
 vsix="${TMPDIR:-/tmp}/modus-test.vsix"
 node scripts/package.mjs --out "$vsix"
 MODUS_VSIX="$vsix" node --test out/test/package/vsix.test.js
+# and this machine's offline .vsix (every dependency's wheel inside), for the set-up test with no package index
+case "$(uname -m)" in aarch64|arm64) target=linux-arm64 ;; *) target=linux-x64 ;; esac
+offline_vsix="${TMPDIR:-/tmp}/modus-test-$target.vsix"
+node scripts/package.mjs --target "$target" --out "$offline_vsix" >/dev/null
 # two workbenches at a time: each waits on its server and its browser much of the time (4.3 → 3.5 min)
-MODUS_CODE_SERVER_DIR="$code_server_dir" MODUS_VSIX="$vsix" node --test --test-concurrency=2 out/test/vscode/*.test.js
+MODUS_CODE_SERVER_DIR="$code_server_dir" MODUS_VSIX="$vsix" MODUS_OFFLINE_VSIX="$offline_vsix" node --test --test-concurrency=2 out/test/vscode/*.test.js

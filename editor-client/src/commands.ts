@@ -5,6 +5,7 @@ import type { Approvals } from './approvals';
 import type { Checkpoints } from './checkpoints';
 import type { Conversations } from './conversations';
 import type { EditorActions } from './editorActions';
+import type { Environment } from './environment';
 import type { Images } from './images';
 import type { McpServers } from './mcp';
 import type { MessageActions } from './messageActions';
@@ -19,6 +20,7 @@ import type { FromWebview } from './webview/messages';
 
 export interface Parts {
   server: Server;
+  environment: Environment;
   secrets: vscode.SecretStorage;
   approvals: Approvals;
   conversations: Conversations;
@@ -93,6 +95,8 @@ export async function onWebviewMessage(p: Parts, m: Exclude<FromWebview, { type:
       return p.mcp.restart(m.name);
     case 'fixServer':
       return p.server.fix(m.fix);
+    case 'fixEnv':
+      return p.environment.fix(m.fix);
     case 'showDiff':
       return p.checkpoints.showDiff(m.checkpointId, m.tool);
     case 'restore':

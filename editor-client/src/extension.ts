@@ -8,6 +8,7 @@ import { onWebviewMessage, Parts, registerCommands } from './commands';
 import { Conversations } from './conversations';
 import { ReadOnlyDocuments } from './documents';
 import { EditorActions } from './editorActions';
+import { Environment } from './environment';
 import { Images } from './images';
 import { McpServers } from './mcp';
 import { MessageActions } from './messageActions';
@@ -36,6 +37,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const documents = new ReadOnlyDocuments();
   const review = new Review();
   const approvals = new Approvals(store, review);
+  const environment: Environment = new Environment(context, store, output, (): Promise<void> => server.start());
   const server = (current = new Server(context, store, output, {
     update: (update) => {
       store.dispatch({ type: 'update', update });
@@ -52,7 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await conversations.show(store.view.conversationId);
     },
     stopping: () => approvals.denyAll(),
-  }));
+  }, environment));
   const modes = new Modes(server, store, output, documents);
   const mcp = new McpServers(server, store, output);
   const rules = new Rules(server, store, output);
@@ -66,7 +68,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
   const actions = new MessageActions(server, store, sidebar);
   const images = new Images(server, (m) => sidebar.send(m), store);
-  const parts: Parts = { server, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor, actions, images };
+  const parts: Parts = { server, environment, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor, actions, images };
   setup.refresh();
   context.subscriptions.push(
     status,

@@ -2,10 +2,15 @@
 // extension's), and the fixes offered when it has no server (pick another, install it).
 import * as vscode from 'vscode';
 
+/** `modus.pythonPath` when it is set: then it runs the server, and nothing is installed. */
+export function configuredPython(): string | undefined {
+  return vscode.workspace.getConfiguration('modus').get<string>('pythonPath')?.trim() || undefined;
+}
+
 /** `modus.pythonPath`, else the Python extension's selected interpreter, else `python3`. */
 export async function resolvePython(): Promise<string> {
-  const configured = vscode.workspace.getConfiguration('modus').get<string>('pythonPath');
-  if (configured && configured.trim()) return configured.trim();
+  const configured = configuredPython();
+  if (configured) return configured;
   try {
     const ext = vscode.extensions.getExtension('ms-python.python');
     if (ext) {

@@ -11,7 +11,7 @@ import type { ApprovalRequest, ApprovalResponse, Update } from './protocol/gener
 import { describeExit, ExitStatus, ServerProcess, spawnServer, StderrTail, within } from './protocol/process';
 import { Restarts } from './protocol/restarts';
 import { buildSettings, explicitValue } from './protocol/settings';
-import { pickInterpreter, resolvePython, showInstallCommand } from './interpreter';
+import { pickInterpreter, showInstallCommand } from './interpreter';
 import { createLanguageClient } from './languageClient';
 import { apiKeyEnv } from './secrets';
 import type { ServerView } from './protocol/view';
@@ -51,6 +51,8 @@ export class Server implements ServerApi {
     private readonly store: ViewStore,
     private readonly output: vscode.OutputChannel,
     private readonly hooks: ServerHooks,
+    /** the interpreter: the user's, or Modus's own environment (offered and set up first) */
+    private readonly environment: { interpreter(): Promise<string | undefined> },
   ) {}
 
   requireApi(): ModusApi | undefined {
@@ -64,7 +66,9 @@ export class Server implements ServerApi {
     this.timer = undefined;
     const generation = ++this.generation;
     this.store.dispatch({ type: 'server', server: after ? { ...after, status: 'starting' } : { status: 'starting' } });
-    const python = await resolvePython();
+    const python = await this.environment.interpreter();
+    // none yet: Modus's own environment is offered or being set up; it starts the server once done
+    if (python === undefined || generation !== this.generation) return;
     const env: NodeJS.ProcessEnv = { ...process.env, ...(await apiKeyEnv(this.context.secrets)) };
     const stderr = new StderrTail();
     let server: ServerProcess | undefined;

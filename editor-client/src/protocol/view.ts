@@ -152,8 +152,32 @@ export interface ServerView {
   restart?: Restart;
 }
 
+/**
+ * Modus's own Python environment, while it is not ready (null once it is, or when the user's
+ * `modus.pythonPath` is used): `offer` (Set up Modus, in place of the composer), `running` (what
+ * it is doing: `step`, and pip's current `line`), `failed` (`error`, pip's last `lines`: Retry,
+ * Show Log), `noPython` (no Python 3.11+: `error` says what was found; the download page).
+ */
+export interface EnvView {
+  state: 'offer' | 'running' | 'failed' | 'noPython';
+  /** the bundled Modus's version */
+  version: string;
+  /** the bundle carries every dependency's wheel: no package index needed */
+  offline: boolean;
+  /** the interpreter the environment is created with */
+  python?: string;
+  /** running: an upgrade of an environment set up for this version */
+  upgradeFrom?: string;
+  step?: string;
+  line?: string;
+  error?: string;
+  lines?: string[];
+}
+
 export interface ViewState {
   server: ServerView;
+  /** Modus's own environment while it is being offered, set up or failed (see EnvView) */
+  env: EnvView | null;
   conversationId: string | null;
   mode: { slug: string; name: string } | null;
   phase: 'plan' | 'act' | null;
@@ -234,6 +258,8 @@ export type Action =
   | { type: 'sent'; result: ChatSendResult }
   | { type: 'error'; text: string }
   | { type: 'server'; server: ServerView }
+  /** Modus's own environment: offered, being set up, failed; null: ready, or not used */
+  | { type: 'env'; env: EnvView | null }
   /** a line of the extension's in the chat, e.g. that the server stopped and was started again */
   | { type: 'note'; text: string }
   /**
@@ -278,6 +304,7 @@ export type SetupModel = Pick<Model, 'provider' | 'model' | 'baseUrl'>;
 export function initialView(): ViewState {
   return {
     server: { status: 'starting' },
+    env: null,
     conversationId: null,
     mode: null,
     phase: null,
@@ -377,6 +404,8 @@ export function reduce(view: ViewState, action: Action): ViewState {
     case 'server':
       // a server that does not run runs no turn and asks nothing: no spinner, no open question
       return action.server.status === 'running' ? { ...view, server: action.server } : notRunning({ ...view, server: action.server });
+    case 'env':
+      return { ...view, env: action.env };
     case 'note':
       return pushLocal(view, (id) => ({ type: 'system', id, text: action.text }));
     case 'conversations':

@@ -75,6 +75,7 @@ export function chatHtml(o: HtmlOptions): string {
   <textarea id="input" rows="3" placeholder="Ask Modus… (@ names an agent, / a command; paste or drop images; Enter to send, Shift+Enter for a new line)" aria-label="Message" aria-autocomplete="list" aria-controls="mentions"></textarea>
   <button id="send" type="submit">Send</button>
 </form>
+<section id="env" class="card env" hidden></section>
 <section id="server" role="alert" hidden>
   <div class="server-title"></div>
   <div class="server-error"></div>

@@ -8,6 +8,7 @@ import { Action, initialView, planApprovals, reduce, ViewState } from '../protoc
 import * as composer from './composer';
 import * as context from './context';
 import * as conversations from './conversations';
+import * as env from './env';
 import type { Host } from './dom';
 import * as announcer from './announcer';
 import * as header from './header';
@@ -45,6 +46,7 @@ const panels = {
   todos: todos.mount(),
   mcp: mcp.mount(view),
   server: server.mount(host),
+  env: env.mount(host),
   log: log.mount(),
   announcer: announcer.mount(),
   setup: setup.mount(host),
@@ -68,6 +70,7 @@ function render() {
   mcp.render(panels.mcp, view, host);
   conversations.render(panels.conversations, view, host, modes);
   server.render(panels.server, view);
+  env.render(panels.env, view);
   setup.render(panels.setup, view);
   queued.render(panels.queued, view, host);
   log.render(panels.log, view, host, asked, plan.approvalsSlot(panels.plan), modes);

@@ -67,6 +67,8 @@ export type FromWebview =
   | { type: 'newFile'; code: string; language?: string }
   /** the buttons shown when the server could not start */
   | { type: 'fixServer'; fix: ServerFix }
+  /** the buttons of Modus's own environment's card: Set up Modus, Retry (also setUp), Show Log, the download page… */
+  | { type: 'fixEnv'; fix: EnvFix }
   /** the set-up card: try a model, save it as the default, close the card, Set API Key */
   | { type: 'checkModel'; model: SetupModel }
   | { type: 'saveModel'; model: SetupModel }
@@ -77,5 +79,7 @@ export type FromWebview =
   | { type: 'retry' }
   | { type: 'edit'; messageId: string; text: string; files: boolean }
   | { type: 'unqueue'; messageId: string };
+
+export type EnvFix = 'setUp' | 'showLog' | 'download' | 'pickInterpreter' | 'openSettings';
 
 export type ServerFix = 'pickInterpreter' | 'openSettings' | 'showInstall' | 'restart' | 'showLog';

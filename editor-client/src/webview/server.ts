@@ -39,8 +39,9 @@ export function render(s: Server, view: ViewState) {
   const box = shown(view);
   s.box.hidden = box === null;
   s.box.dataset.state = box ?? '';
-  s.composer.hidden = box === 'failed' || box === 'stopped';
-  s.starting.hidden = status !== 'starting' || box !== null;
+  // Modus's own environment, offered or being set up, takes the composer's place (webview/env.ts)
+  s.composer.hidden = box === 'failed' || box === 'stopped' || view.env !== null;
+  s.starting.hidden = status !== 'starting' || box !== null || view.env !== null;
   s.send.disabled = status !== 'running';
   if (box === null) return;
   text(s.box.querySelector('.server-title')!, box === 'failed' ? 'The Modus server is not running.' : `${error ?? 'The Modus server stopped'}.`);

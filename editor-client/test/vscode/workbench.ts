@@ -59,6 +59,8 @@ export interface WorkbenchOptions {
   viewport?: { width: number; height: number };
   /** folders of test extensions (test/fixtures/...) packaged and installed beside Modus */
   extensions?: string[];
+  /** the environment of code-server, its extension host and the processes it starts (default: this process's) */
+  env?: NodeJS.ProcessEnv;
 }
 
 function freePort(): Promise<number> {
@@ -139,7 +141,7 @@ export class Workbench {
         '--disable-workspace-trust',
         '--disable-getting-started-override',
       ],
-      { detached: true, stdio: ['ignore', log, log], env: { ...process.env, XDG_CONFIG_HOME: this.configHome } },
+      { detached: true, stdio: ['ignore', log, log], env: { ...(this.options.env ?? process.env), XDG_CONFIG_HOME: this.configHome } },
     );
     closeSync(log);
     this.url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(this.workspace)}`;
