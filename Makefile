@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.modus-installed
 
-.PHONY: demo test test-python test-editor snapshots bench clean chromium dist vsix
+.PHONY: demo test test-python test-editor snapshots bench clean chromium postgresql dist vsix
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,12 +19,16 @@ demo: $(STAMP)
 test: test-python test-editor
 
 # Three workers: the end-to-end tests wait on subprocesses more than they compute (2 cores: 1.5 min, not 2.5).
-test-python: $(STAMP) chromium
+test-python: $(STAMP) chromium postgresql
 	$(PY) -m pytest -q -n 3
 
 # Debian's chromium when missing: browser_action's tests drive it (Playwright, the system's browser).
 chromium:
 	@editor-client/scripts/chromium.sh
+
+# Debian's postgresql when missing: the team space tests start a throwaway cluster of their own.
+postgresql:
+	@scripts/postgresql.sh
 
 # Writes tests/snapshots/prompts/ anew from the current prompts: read the diff before committing.
 snapshots: $(STAMP)
