@@ -1,6 +1,8 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 
@@ -18,3 +20,41 @@ def pytest_configure(config):
 
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="modus-test-state-")
     os.environ["CLAUDE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="modus-test-claude-")  # no hook of this machine's user runs
+    # The run's PostgreSQL folder: named by the controller, inherited by the xdist workers it starts.
+    if not hasattr(config, "workerinput"):
+        os.environ["MODUS_TEST_PG_DIR"] = tempfile.mkdtemp(prefix="modus-test-pg-")
+
+
+def pytest_unconfigure(config):
+    import os
+
+    if not hasattr(config, "workerinput") and os.environ.get("MODUS_TEST_PG_DIR"):
+        import pg_cluster
+
+        pg_cluster.stop(Path(os.environ["MODUS_TEST_PG_DIR"]))
+
+
+@pytest.fixture(scope="session")
+def pg_cluster_url() -> str:
+    """The URL of the run's PostgreSQL cluster (its superuser, database `postgres`), started by
+    the first worker that asks; skipped only when the server binaries cannot be had."""
+    import os
+
+    import pg_cluster
+
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed (pip install -e '.[test]')")
+    if pg_cluster.binaries() is None:
+        pytest.skip("PostgreSQL's initdb and pg_ctl are missing (scripts/postgresql.sh installs them; make test runs it)")
+    return pg_cluster.cluster_url(Path(os.environ["MODUS_TEST_PG_DIR"]))
+
+
+@pytest.fixture
+def pg_url(pg_cluster_url) -> str:
+    """A new, empty database of the run's cluster for this test, dropped after it: its URL."""
+    import pg_cluster
+
+    with pg_cluster.database(pg_cluster_url) as url:
+        yield url

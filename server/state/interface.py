@@ -1,7 +1,7 @@
 """What the core asks of the state: the operations, not SQL.
 
-`Store` (SQLite, one file a workspace) implements it; a shared store (PostgreSQL, say) could
-stand in for it without a change to the core. The contract of every implementation:
+`Store` (SQLite, one file a workspace) implements it, and `pg.SpaceStore` on a team space's
+PostgreSQL database, without a change to the core. The contract of every implementation:
 
 - A write has committed when its method returns, so the update that announces it goes out after.
 - Rows come back as plain values: StoredMessage, ConversationRow, tuples, dicts, lists.
@@ -95,6 +95,11 @@ class StateStore(Protocol):
     def last_speaker(self, conversation_id: str, agents: list[str]) -> str | None: ...
 
     def messages(self, conversation_id: str) -> list[StoredMessage]: ...
+
+    def history(self, conversation_id: str, before: int | None = None, limit: int = 50) -> list[tuple[int, StoredMessage]]:
+        """(number, message) of the `limit` messages just before number `before` (the newest
+        without it), oldest first; cut messages apart (modus/chat/history)."""
+        ...
 
     def locate_message(self, conversation_id: str, message_id: str) -> tuple[StoredMessage, int, bool] | None:
         """The conversation's message of that id, cut or not: (it, its number, whether it was cut)."""

@@ -301,6 +301,16 @@ class Store:
         for mid, role, text, agent, metadata in rows:
             yield StoredMessage(mid, conversation_id, role, text, agent, json.loads(metadata))
 
+    def history(self, conversation_id: str, before: int | None = None, limit: int = 50) -> list[tuple[int, StoredMessage]]:
+        """(number, message) of the `limit` messages just before number `before` (the newest
+        without it), oldest first; cut messages apart. One backward read of (conversation_id, seq)."""
+        rows = self.db.execute(
+            "SELECT seq, id, role, text, agent, metadata FROM messages WHERE conversation_id = ? AND seq < ? AND cut_at IS NULL "
+            "ORDER BY seq DESC LIMIT ?",
+            (conversation_id, before if before is not None else 2**62, limit),
+        ).fetchall()
+        return [(seq, StoredMessage(mid, conversation_id, role, text, agent, json.loads(metadata))) for seq, mid, role, text, agent, metadata in reversed(rows)]
+
     def locate_message(self, conversation_id: str, message_id: str) -> tuple[StoredMessage, int, bool] | None:
         """The message of the conversation with that id: (it, its number, whether it was cut)."""
         row = self.db.execute(
