@@ -79,8 +79,22 @@ def main(argv: list[str] | None = None) -> int:
     acp.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     demo = sub.add_parser("demo", help="run the offline demo: a scripted session against a real server")
     demo.add_argument("--acp", action="store_true", help="drive `modus acp` (the Agent Client Protocol) instead of the language server")
+    space = sub.add_parser("space", help="team spaces on PostgreSQL (see `modus space init --help`)",
+                           description="Team spaces: the shared state of a team's conversations, on PostgreSQL.")
+    space_sub = space.add_subparsers(dest="space_command", required=True, metavar="{init}")
+    init = space_sub.add_parser(
+        "init", help="create the space's schema in a PostgreSQL database, or bring it up to date",
+        description="Create the space's tables in the database of URL, or apply the migrations it lacks (safe to run "
+        "again, and while servers are attached). The database must exist; the user needs the right to create tables in it.",
+        epilog="The password: in the URL, in $PGPASSWORD or ~/.pgpass (libpq's own), or in the variable named by "
+        "--password-env. It is never printed.",
+    )
+    init.add_argument("url", metavar="URL", help="postgresql://[user[:password]@]host[:port]/database")
+    init.add_argument("--password-env", metavar="NAME", help="read the password from this environment variable")
     args = parser.parse_args(argv)
 
+    if args.command == "space":
+        return _space_init(args.url, args.password_env)
     if args.command == "demo":
         if args.acp:
             from .demo.acp import main as demo_acp
@@ -110,6 +124,40 @@ def main(argv: list[str] | None = None) -> int:
     if args.tcp:
         return serve_tcp(*args.tcp, _token(args, parser))
     return serve_ws(*args.ws, _token(args, parser), args.allow_origin or [])
+
+
+def _space_init(url: str, password_env: str | None) -> int:
+    """`modus space init URL`: the schema created or migrated; what was done, or why not."""
+    from .state.pg import SpaceUnreachable, where
+
+    out = sys.stdout
+    password = None
+    if password_env is not None:
+        password = os.environ.get(password_env)
+        if password is None:
+            print(f"modus space init: ${password_env} is not set (--password-env)", file=sys.stderr)
+            return 2
+    if not url.startswith(("postgresql://", "postgres://")):
+        print(f"modus space init: expected a postgresql:// URL, got one that starts {url.split(':', 1)[0]!r}", file=sys.stderr)
+        return 2
+    try:
+        from .state.pg.migrations import SpaceTooNew
+        from .state.pg.store import SpaceStore
+
+        schema = SpaceStore(url, password=password, min_size=0, max_size=1)
+    except (SpaceUnreachable, SpaceTooNew) as exc:
+        print(f"modus space init: {exc}", file=sys.stderr)
+        return 1
+    schema.close()
+    found, now = schema.migrated
+    place = where(url)
+    if found == now:
+        print(f"The space at {place} is up to date (schema version {now}): nothing to do.", file=out)
+    elif found == 0:
+        print(f"Created the space's schema at {place}: migrations 1 to {now} applied (schema version {now}).", file=out)
+    else:
+        print(f"Migrated the space at {place} from schema version {found} to {now}.", file=out)
+    return 0
 
 
 def _serve_stdio(log_level: str) -> int:

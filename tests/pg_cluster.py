@@ -50,7 +50,7 @@ def _as_owner(argv: list[str]) -> list[str]:
     return ["setpriv", "--reuid=nobody", f"--regid={pwd.getpwnam('nobody').pw_gid}", "--clear-groups", "--", *argv]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -94,7 +94,7 @@ def cluster_url(folder: Path) -> str:
         pwfile.unlink()
         log = data / "server.log"  # the owner's folder: it writes there
         for attempt in range(5):
-            port = _free_port()
+            port = free_port()
             options = (f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories='' -F -c full_page_writes=off "
                        "-c synchronous_commit=off -c shared_buffers=16MB -c max_connections=200")
             run = subprocess.run(

@@ -277,6 +277,25 @@ def test_a_message_is_found_by_id_with_its_number_and_whether_it_was_cut(store):
     assert store.first_after("conv-1", 1) == "m5" and store.locate_message("conv-1", "m5")[1] == 5
 
 
+def test_history_pages_back_by_number_oldest_first(store):
+    """modus/chat/history: the `limit` messages just before `before` (the newest without it)."""
+    store.ensure_conversation("conv-1")
+    store.ensure_conversation("conv-2")
+    for i in range(1, 121):
+        store.add_message(StoredMessage(f"m{i}", "conv-1", "user" if i % 2 else "assistant", f"text {i}", None, {"i": i}))
+    store.add_message(StoredMessage("other", "conv-2", "user", "elsewhere"))
+    assert store.last_seq("conv-1") == 120 and store.last_seq("conv-2") == 1 and store.last_seq("conv-none") == 0
+    newest = store.history("conv-1")
+    assert [seq for seq, _ in newest] == list(range(71, 121))
+    assert newest[-1][1] == StoredMessage("m120", "conv-1", "assistant", "text 120", None, {"i": 120})
+    assert [seq for seq, _ in store.history("conv-1", before=71)] == list(range(21, 71))
+    assert [m.id for _, m in store.history("conv-1", before=21, limit=50)] == [f"m{i}" for i in range(1, 21)]
+    assert store.history("conv-1", before=1) == [] and store.history("conv-none") == []
+    assert [seq for seq, _ in store.history("conv-1", before=10, limit=3)] == [7, 8, 9]
+    store.cut_after("conv-1", 100)  # cut messages are not history
+    assert [seq for seq, _ in store.history("conv-1", limit=2)] == [99, 100]
+
+
 # ------------------------------------------------------------ the interface
 
 

@@ -14,13 +14,14 @@ from .url import redacted, where
 
 
 class SpaceUnreachable(Exception):
-    """PostgreSQL could not be reached or refused us. The message names the host, port and
-    database of the URL and PostgreSQL's reason, never the password."""
+    """PostgreSQL could not be reached, or refused the connection (a wrong password, no such
+    database), or refused the schema's migration (no right to create tables). The message names
+    the host, port and database of the URL and PostgreSQL's reason, never the password."""
 
-    def __init__(self, url: str, reason: str, password: str | None = None):
+    def __init__(self, url: str, reason: str, password: str | None = None, doing: str = "cannot connect to"):
         self.where = where(url)
         self.reason = redacted(reason.strip(), url, password)
-        super().__init__(f"cannot connect to the space's PostgreSQL at {self.where}: {self.reason}")
+        super().__init__(f"{doing} the space's PostgreSQL at {self.where}: {self.reason}")
 
 
 def __getattr__(name: str) -> Any:

@@ -112,6 +112,8 @@ class SpaceStore:
                 self.migrated = migrate(db, self.url_where, MIGRATIONS)
         except psycopg.OperationalError as exc:
             raise SpaceUnreachable(url, str(exc), password) from None
+        except psycopg.Error as exc:  # connected, but the schema could not be made (a right missing)
+            raise SpaceUnreachable(url, str(exc), password, doing="cannot create or migrate the schema at") from None
         self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size, kwargs=kwargs, name="modus-space", open=True)
         self._local = threading.local()
 
