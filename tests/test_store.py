@@ -32,6 +32,10 @@ class SQLite:
         with closing(sqlite3.connect(self.path / DB_NAME)) as db:
             return db.execute(sql, args).fetchall()
 
+    def write(self, sql: str, *args) -> None:
+        with closing(sqlite3.connect(self.path / DB_NAME, isolation_level=None)) as db:
+            db.execute(sql, args)
+
 
 class PostgreSQL:
     """The space's store on a database of its own, on the test run's PostgreSQL cluster."""
@@ -52,6 +56,12 @@ class PostgreSQL:
 
         with psycopg.connect(self.url) as db:
             return db.execute(sql.replace("?", "%s"), args).fetchall()
+
+    def write(self, sql: str, *args) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as db:
+            db.execute(sql.replace("?", "%s"), args)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -294,6 +304,90 @@ def test_history_pages_back_by_number_oldest_first(store):
     assert [seq for seq, _ in store.history("conv-1", before=10, limit=3)] == [7, 8, 9]
     store.cut_after("conv-1", 100)  # cut messages are not history
     assert [seq for seq, _ in store.history("conv-1", limit=2)] == [99, 100]
+
+
+def test_the_conversation_list_on_each_store(store, backend):
+    """The list's one query, as test_conversations.py has it on SQLite: top-level conversations
+    with messages, the latest first; the first user text; the latest task's mode, else the reply's."""
+
+    def conversation(cid, at, parent=None):
+        store.ensure_conversation(cid, parent_id=parent)
+        backend.write("UPDATE conversations SET created_at = ? WHERE id = ?", at, cid)
+
+    def message(cid, n, role, text, at, **metadata):
+        store.add_message(StoredMessage(f"{cid}-{n}", cid, role, text, "modus" if role == "assistant" else None, metadata))
+        backend.write("UPDATE messages SET created_at = ? WHERE id = ?", at, f"{cid}-{n}")
+
+    def task(task_id, cid, mode, at):
+        store.add_task(task_id, "modus", mode, "act", cid, None, None)
+        backend.write("UPDATE tasks SET created_at = ? WHERE id = ?", at, task_id)
+
+    conversation("old", 100)
+    message("old", 1, "user", "\n  \n  Fix   the\tlogin bug", 101)
+    message("old", 2, "assistant", "On it.", 102, mode="debug")
+    message("old", 3, "user", "and the logout one", 150)
+    conversation("new", 110)
+    message("new", 1, "system", "A note first.", 111)
+    message("new", 2, "user", "Design the API", 120)
+    message("new", 3, "assistant", "Here it is.", 121, mode="architect")
+    task("t1", "new", "code", 110)
+    task("t2", "new", "ask", 115)
+    task("t3", "new", "debug", 115)  # the same time: the later written wins
+    conversation("child", 130, parent="new")
+    message("child", 1, "user", "subtask", 200)
+    conversation("empty", 140)
+    conversation("quiet", 90)
+    message("quiet", 1, "user", "hello", 91)
+    rows = store.conversations()
+    assert [(r.id, r.created_at, r.updated_at, r.messages, r.mode) for r in rows] == [
+        ("old", 100, 150, 3, "debug"),
+        ("new", 110, 121, 3, "debug"),
+        ("quiet", 90, 91, 1, None),
+    ]
+    assert rows[0].first_user_text == "Fix   the\tlogin bug"
+    assert [r.id for r in store.conversations(limit=1)] == ["old"]
+    assert store.subconversations("new") == ["new", "child"] and store.conversation_parent("child") == "new"
+    assert store.ensure_conversation("new") is False and store.conversation_exists("new") and not store.conversation_exists("none")
+
+
+def test_calls_speakers_metadata_usage_images_and_meta_on_each_store(store):
+    store.ensure_conversation("c", owner="lead")
+    assert store.conversation_owner("c") == "lead" and store.conversation_owner("none") is None
+    calls = [{"id": "k1", "name": "read_file"}, {"id": "k2", "name": "list_files"}]
+    store.add_message(StoredMessage("u1", "c", "user", "go", None, {"mention": ["a"]}))
+    store.add_message(StoredMessage("a1", "c", "assistant", "reading", "coder", {"toolCalls": calls, "mention": None}))
+    store.add_message(StoredMessage("t1", "c", "tool", "ok", None, {"toolCallId": "k1"}))
+    assert store.unanswered_calls("c") == [calls[1]]
+    assert store.last_speaker("c", ["coder", "lead"]) == "coder" and store.last_speaker("c", ["lead"]) is None and store.last_speaker("c", []) is None
+    assert store.metadata_values(["c"], "mention") == [["a"]]  # a JSON null is no value
+    assert store.metadata_values(["c", "none"], "toolCallId") == ["k1"]
+    row = {"conversation_id": "c", "task_id": "t", "agent": "coder", "mode": "code", "phase": "act", "model": "m",
+           "input_tokens": 10, "output_tokens": 5, "cache_read_tokens": 1, "cache_write_tokens": 0, "cost": 0.25}
+    store.add_usage(row)
+    store.add_usage({**row, "input_tokens": 2, "cost": 0.5})
+    assert store.usage(["c"]) == [row, {**row, "input_tokens": 2, "cost": 0.5}] and store.usage(["none"]) == [] and len(store.usage()) == 2
+    assert store.usage_total("c") == {"input_tokens": 12, "output_tokens": 10, "cache_read_tokens": 2, "cache_write_tokens": 0, "cost": 0.75}
+    store.add_usage({**row, "cost": None})
+    assert store.usage_total("c")["cost"] is None
+    assert store.usage_total("none") == {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0, "cost": 0}
+    png = bytes.fromhex("89504e470d0a1a0a") + b"\x00" * 24
+    first = store.put_image("c", "image/png", png)
+    assert store.put_image("d", "image/png", png) == first and store.image(first) == ("image/png", png) and store.image("img-none") is None
+    store.set_meta(mode="ask", phase="act")
+    store.set_meta(mode="code")
+    assert (store.get_meta("mode"), store.get_meta("phase"), store.get_meta("none", "x")) == ("code", "act", "x")
+    store.start_turn("turn-1", "c", "coder")
+    store.end_turn("turn-1", "done")
+    store.reopen_turn("turn-1")
+    assert store.open_turns() == [("turn-1", "c", "coder")]
+
+
+def test_a_nul_in_text_is_stored_and_nothing_fails(store):
+    """A tool's output may hold NUL: SQLite keeps it; PostgreSQL's text cannot, it becomes U+FFFD."""
+    store.ensure_conversation("c")
+    store.add_message(StoredMessage("m", "c", "tool", "a\x00b", None, {"out": "c\x00d"}))
+    [message] = store.messages("c")
+    assert message.text in ("a\x00b", "a\ufffdb") and message.metadata["out"] in ("c\x00d", "c\ufffdd")
 
 
 # ------------------------------------------------------------ the interface
