@@ -25,6 +25,15 @@ def pytest_configure(config):
         os.environ["MODUS_TEST_PG_DIR"] = tempfile.mkdtemp(prefix="modus-test-pg-")
 
 
+def pytest_terminal_summary(terminalreporter, config):
+    """How long the run's PostgreSQL took to start (initdb and pg_ctl start), when one was."""
+    import os
+
+    started = Path(os.environ.get("MODUS_TEST_PG_DIR", "/nonexistent")) / "started-in"
+    if not hasattr(config, "workerinput") and started.exists():
+        terminalreporter.write_line(f"PostgreSQL for the tests: a throwaway cluster, started in {started.read_text()} s")
+
+
 def pytest_unconfigure(config):
     import os
 

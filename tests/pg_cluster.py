@@ -69,47 +69,60 @@ def _locked(folder: Path) -> Iterator[None]:
 def cluster_url(folder: Path) -> str:
     """The URL of the run's cluster (superuser, database `postgres`), started if it is not."""
     with _locked(folder):
-        url_file = folder / "url"
+        url_file, failed = folder / "url", folder / "failed"
         if url_file.exists():
             return url_file.read_text()
-        bin_dir = binaries()
-        if bin_dir is None:
-            raise FileNotFoundError("initdb and pg_ctl: neither on PATH nor in /usr/lib/postgresql/*/bin (scripts/postgresql.sh installs them)")
-        data = folder / "data"
-        started = time.monotonic()
-        os.chmod(folder, 0o755)  # the owner (nobody) reaches its data folder through it
-        data.mkdir()
-        pwfile = folder / "pw"
-        pwfile.write_text(PASSWORD + "\n")
-        if os.geteuid() == 0:
-            nobody = pwd.getpwnam("nobody")
-            for p in (data, pwfile):
-                os.chown(p, nobody.pw_uid, nobody.pw_gid)
-        os.chmod(pwfile, 0o600)
-        subprocess.run(
-            _as_owner([str(bin_dir / "initdb"), "-D", str(data), "-U", USER, f"--pwfile={pwfile}", "-A", "scram-sha-256",
-                       "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"]),
-            check=True, capture_output=True, cwd=folder,
+        if failed.exists():  # an earlier worker tried: the same reason, at once
+            raise RuntimeError(failed.read_text())
+        try:
+            return _start(folder, url_file)
+        except Exception as exc:
+            failed.write_text(f"the test run's PostgreSQL did not start: {exc}")
+            raise
+
+
+def _start(folder: Path, url_file: Path) -> str:
+    """initdb and pg_ctl start in `folder` (the caller holds its lock); the URL written and returned."""
+    bin_dir = binaries()
+    if bin_dir is None:
+        raise FileNotFoundError("initdb and pg_ctl: neither on PATH nor in /usr/lib/postgresql/*/bin (scripts/postgresql.sh installs them)")
+    data = folder / "data"
+    started = time.monotonic()
+    os.chmod(folder, 0o755)  # the owner (nobody) reaches its data folder through it
+    data.mkdir()
+    pwfile = folder / "pw"
+    pwfile.write_text(PASSWORD + "\n")
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        for p in (data, pwfile):
+            os.chown(p, nobody.pw_uid, nobody.pw_gid)
+    os.chmod(pwfile, 0o600)
+    init = subprocess.run(
+        _as_owner([str(bin_dir / "initdb"), "-D", str(data), "-U", USER, f"--pwfile={pwfile}", "-A", "scram-sha-256",
+                   "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"]),
+        capture_output=True, cwd=folder, text=True,
+    )
+    pwfile.unlink()
+    if init.returncode != 0:
+        raise RuntimeError(f"initdb failed ({init.returncode}): {init.stderr.strip() or init.stdout.strip()}")
+    (folder / "bin").write_text(str(bin_dir))  # from here on, stop() has a cluster to stop
+    log = data / "server.log"  # the owner's folder: it writes there
+    for attempt in range(5):
+        port = free_port()
+        options = (f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories='' -F -c full_page_writes=off "
+                   "-c synchronous_commit=off -c shared_buffers=16MB -c max_connections=200")
+        run = subprocess.run(
+            _as_owner([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "-t", "30", "start"]),
+            capture_output=True, cwd=folder, text=True,
         )
-        pwfile.unlink()
-        log = data / "server.log"  # the owner's folder: it writes there
-        for attempt in range(5):
-            port = free_port()
-            options = (f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories='' -F -c full_page_writes=off "
-                       "-c synchronous_commit=off -c shared_buffers=16MB -c max_connections=200")
-            run = subprocess.run(
-                _as_owner([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "-t", "30", "start"]),
-                capture_output=True, cwd=folder, text=True,
-            )
-            if run.returncode == 0:
-                break
-        else:
-            raise RuntimeError(f"pg_ctl start failed: {run.stdout}{run.stderr}{log.read_text() if log.exists() else ''}")
-        (folder / "bin").write_text(str(bin_dir))
-        (folder / "started-in").write_text(f"{time.monotonic() - started:.2f}")
-        url = f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{port}/postgres"
-        url_file.write_text(url)
-        return url
+        if run.returncode == 0:
+            break
+    else:
+        raise RuntimeError(f"pg_ctl start failed: {run.stdout}{run.stderr}{log.read_text() if log.exists() else ''}")
+    (folder / "started-in").write_text(f"{time.monotonic() - started:.2f}")
+    url = f"postgresql://{USER}:{PASSWORD}@127.0.0.1:{port}/postgres"
+    url_file.write_text(url)
+    return url
 
 
 def stop(folder: Path) -> None:
