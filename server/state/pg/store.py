@@ -114,7 +114,13 @@ class SpaceStore:
             raise SpaceUnreachable(url, str(exc), password) from None
         except psycopg.Error as exc:  # connected, but the schema could not be made (a right missing)
             raise SpaceUnreachable(url, str(exc), password, doing="cannot create or migrate the schema at") from None
-        self._pool = ConnectionPool(url, min_size=min_size, max_size=max_size, kwargs=kwargs, name="modus-space", open=True)
+        # A call of the core blocks its event loop: a dead peer must fail it in seconds, not hang it.
+        # tcp_user_timeout bounds a write that the network stopped acknowledging, the keepalives a
+        # read from a server that went away; a borrowed connection is waited for 5 s at most.
+        lively = {"tcp_user_timeout": 10_000, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
+        self._pool = ConnectionPool(
+            url, min_size=min_size, max_size=max_size, kwargs={**kwargs, **lively}, timeout=5, name="modus-space", open=True
+        )
         self._local = threading.local()
 
     def close(self) -> None:
