@@ -1,4 +1,5 @@
-"""Durable state in SQLite (WAL): workspace settings, conversations, messages, tasks, plans, todos."""
+"""Durable state in SQLite (WAL): workspace settings, conversations, messages, tasks, plans, todos;
+a team space's share of them on PostgreSQL in `pg` (loaded only when a space is used)."""
 
 from typing import Any
 
