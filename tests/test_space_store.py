@@ -283,3 +283,22 @@ def test_the_server_starts_without_psycopg():
     code = "import sys, server.cli, server.state, server.state.pg; assert not [m for m in sys.modules if m.startswith('psycopg')]"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert run.returncode == 0, run.stderr
+
+
+def test_two_spaces_share_a_database_in_two_schemas(pg_url):
+    """One database can hold several spaces, a PostgreSQL schema each, named by the URL's
+    search_path: each is migrated and read apart."""
+    with connect(pg_url) as db:
+        db.execute("CREATE SCHEMA team_a")
+        db.execute("CREATE SCHEMA team_b")
+    a, b = (space(f"{pg_url}?options=-csearch_path%3D{name}") for name in ("team_a", "team_b"))
+    try:
+        assert a.migrated == b.migrated == (0, 1)
+        a.ensure_conversation("conv-1")
+        a.add_message(StoredMessage("m1", "conv-1", "user", "in a"))
+        assert not b.conversation_exists("conv-1") and b.history("conv-1") == []
+        assert [m.text for _, m in a.history("conv-1")] == ["in a"]
+        assert tables(pg_url) == set()  # nothing in public
+    finally:
+        a.close()
+        b.close()
