@@ -45,8 +45,6 @@ from .url import where
 log = logging.getLogger(__name__)
 
 _JSON_FIELDS = ("scope", "plan", "completed")
-#: The default page of modus/chat/history.
-HISTORY_PAGE = 50
 
 _CONVERSATIONS = """
 WITH counted AS (
