@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field
 
-from .models import ContextInfo, GroupEntry, Input, Model, ModeSource, Opt, Phase, PlanState, State, Usage, Wire
+from .models import ContextInfo, GroupEntry, Input, Model, ModeSource, Opt, Phase, PlanState, SpaceInfo, State, Usage, Wire
 
 # ---------------------------------------------------------------- requests, client -> server
 
@@ -207,6 +207,15 @@ class QueuedMessage(Wire):
     dispatched: list[str]
 
 
+class ChatHistoryParams(Input):
+    """`{conversationId, before?, limit?}`: the `limit` messages just before number `before` (the
+    newest without it), oldest first. Neither given: all the conversation's messages."""
+
+    conversation_id: str
+    before: Opt[int] = Field(default=None, ge=1)
+    limit: Opt[int] = Field(default=None, ge=1, le=1000)
+
+
 class ChatCancelResult(Wire):
     cancelled: bool
 
@@ -219,6 +228,8 @@ class HistoryMessage(Wire):
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: the images the message carries (a user's pasted ones, a tool result's): `metadata.images` too
     images: Opt[list[ImageRef]] = None
+    #: the message's number in its conversation (increasing, no gaps), when known
+    seq: Opt[int] = None
 
 
 class ChatHistoryResult(Wire):
@@ -657,6 +668,13 @@ class McpChanged(_UpdateBase):
     servers: list[McpServerInfo]
 
 
+class SpaceChanged(_UpdateBase):
+    """The team space's attachment changed (connecting, connected, offline, or another space)."""
+
+    kind: Literal["space_changed"] = "space_changed"
+    space: SpaceInfo
+
+
 Update = Annotated[
     Union[
         TurnStarted,
@@ -671,6 +689,7 @@ Update = Annotated[
         HookUpdate,
         TurnEnded,
         McpChanged,
+        SpaceChanged,
         UsageUpdate,
         CondensedUpdate,
         ContextUpdate,

@@ -64,7 +64,7 @@ REQUESTS: dict[str, Request] = {
     PHASE_SET: Request("PhaseSetParams", "State"),
     CHAT_SEND: Request("ChatSendParams", "ChatSendResult"),
     CHAT_CANCEL: Request("ConversationParams", "ChatCancelResult"),
-    CHAT_HISTORY: Request("ConversationParams", "ChatHistoryResult"),
+    CHAT_HISTORY: Request("ChatHistoryParams", "ChatHistoryResult"),
     CHAT_LIST: Request("EmptyParams", "ChatListResult"),
     CHAT_OPEN: Request("MaybeConversationParams", "State"),
     CHAT_CONDENSE: Request("MaybeConversationParams", "CondenseResult"),

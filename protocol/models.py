@@ -238,6 +238,21 @@ class BrowserSettings(Input):
     timeout_seconds: float = Field(default=15.0, gt=0, le=300)
 
 
+class SpaceSettings(Input):
+    """`space`: the team space this server attaches to (PROTOCOL.md, "Team spaces on PostgreSQL")."""
+
+    #: `postgresql://…`: where the space's conversations are stored and read, so a workspace's
+    #: file sets it only once trusted
+    url: Annotated[str, DECIDES] = Field(pattern=r"^postgres(ql)?://")
+    #: the space's name, as the clients show it
+    name: str = Field(min_length=1)
+    #: this user's handle in the space
+    member: str = Field(min_length=1)
+    display_name: Opt[str] = None
+    #: the environment variable holding the password (else the URL's, or libpq's own ways)
+    password_env: Annotated[Opt[str], DECIDES] = None
+
+
 class Settings(Input):
     """`initializationOptions.modus`; the same object arrives in didChangeConfiguration."""
 
@@ -285,6 +300,8 @@ class Settings(Input):
     max_hook_continuations: int = Field(default=3, ge=0)
     diagnostics: DiagnosticsSettings = Field(default_factory=DiagnosticsSettings)
     browser: BrowserSettings = Field(default_factory=BrowserSettings)
+    #: the team space on PostgreSQL this server attaches to (none: every conversation is local)
+    space: Opt[SpaceSettings] = None
 
 
 # ---------------------------------------------------------------- requests, client -> server
@@ -345,6 +362,16 @@ class ContextInfo(Wire):
     threshold: int
 
 
+class SpaceInfo(Wire):
+    """The team space this server attaches to, and how the attachment stands."""
+
+    name: str
+    member: str
+    state: Literal["connecting", "connected", "offline"]
+    #: why it is offline (host:port/database and PostgreSQL's reason, never a password)
+    error: Opt[str] = None
+
+
 class State(Wire):
     mode: ModeRef
     phase: Phase
@@ -356,6 +383,8 @@ class State(Wire):
     usage: Usage = Field(default_factory=Usage)
     #: the responder's context window
     context: Opt[ContextInfo] = None
+    #: the team space, when the `space` setting names one
+    space: Opt[SpaceInfo] = None
 
 
 class GroupOptions(Wire):

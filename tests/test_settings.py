@@ -189,11 +189,13 @@ DECIDES_NOTHING = {
     "maxRetryWaitSeconds", "maxConsecutiveMistakes", "checkpoints", "condenseThreshold", "rulesDisabled", "maxHookContinuations",
     "diagnostics.enabled", "diagnostics.delayMs", "diagnostics.severity", "diagnostics.max",
     "browser.viewport", "browser.timeoutSeconds",
+    "space.name", "space.member", "space.displayName",
 }
 DECIDES_WHAT_RUNS = {
     "models.default.baseUrl", "models.default.apiKeyEnv", "models.modes.*.baseUrl", "models.modes.*.apiKeyEnv",
     "autoApprove", "yolo", "stateDir", "mcpStartAtLaunch", "maxRequestsPerTurn", "globalModesFile", "hooks",
     "browser.allowedHosts",  # where the browser's requests go
+    "space.url", "space.passwordEnv",  # where conversations are stored, which variable's secret is sent there
 }
 
 
