@@ -74,3 +74,8 @@ def denied(feedback: str | None = None) -> Denied:
 
 class BadRequest(ValueError):
     """A client's request names something that does not exist or is not allowed (answered -32602)."""
+
+
+class RequestFailed(Exception):
+    """The request was right, but what it asks for cannot be done now (a team space offline):
+    answered with LSP's RequestFailed (-32803), the message saying why."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from ...errors import BadRequest
+from ...errors import BadRequest, RequestFailed
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -72,6 +72,8 @@ class Routes:
                 result = handler(session, parsed)
             except BadRequest as exc:
                 raise JsonRpcInvalidParams(str(exc)) from None
+            except RequestFailed as exc:
+                raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed) from None
             if inspect.isawaitable(result):
                 result = yield _answer, (result,), {}
             return result.wire()
@@ -89,6 +91,8 @@ class Routes:
                 return await result if inspect.isawaitable(result) else result
             except BadRequest as exc:
                 raise JsonRpcInvalidParams(str(exc)) from None
+            except RequestFailed as exc:
+                raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed) from None
 
 
 async def _answer(pending: Awaitable[Any]) -> Any:
@@ -98,6 +102,6 @@ async def _answer(pending: Awaitable[Any]) -> Any:
         return await pending
     except BadRequest as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
-    except ModelError as exc:
+    except (ModelError, RequestFailed) as exc:
         # LSP's RequestFailed: the request was right, but what it asked for failed
         raise JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed) from None
