@@ -31,7 +31,7 @@ def crash_mid_call(root, native: bool) -> tuple[str, str]:
     session.add_message(StoredMessage("msg-u", cid, "user", "write it", None, {}))
     calls = [{"id": "toolu_1", "name": "write_to_file", "arguments": {"path": "a.md", "content": "x"}, "native": native}]
     session.add_message(StoredMessage("msg-a", cid, "assistant", "Writing.", "modus", {"toolCalls": calls}))
-    session.store.db.close()  # no clean end of anything
+    session.routed.local.db.close()  # no clean end of anything
     return cid, "toolu_1"
 
 
@@ -46,7 +46,7 @@ def test_a_restart_closes_the_calls_of_an_interrupted_turn(tmp_path, native):
         assert tool.text == INTERRUPTED_CALL
         assert tool.metadata == {"toolCallId": call_id, "name": "write_to_file", "isError": True, "errorType": "Interrupted"}
         assert system.text == INTERRUPTED_TURN.format(agent="modus")
-        assert session.store.turn_outcome("turn-1") == "interrupted"
+        assert session.routed.local.turn_outcome("turn-1") == "interrupted"
         model = session.histories.get(cid).messages
         if native:  # the provider gets every tool_use paired with its tool_result
             assert [m.role for m in model] == ["user", "assistant", "tool"]
@@ -84,7 +84,7 @@ def test_a_second_session_of_the_workspace_leaves_the_running_turns_of_the_first
     second = Session(workspace=Workspace(tmp_path), host=host, settings=settings(), global_modes=tmp_path / ".g.yaml", close_interrupted=False)
     try:
         assert [m.role for m in second.history(cid).messages] == ["user", "assistant"]
-        assert second.store.turn_outcome("turn-1") is None
+        assert second.routed.local.turn_outcome("turn-1") is None
         assert host.updates == host.messages == []
     finally:
         second.close()
@@ -128,7 +128,7 @@ def test_a_turn_that_ended_is_not_touched(tmp_path):
     session = make_session(tmp_path)
     try:
         assert [m.role for m in session.history(cid).messages] == ["user"]
-        assert session.store.turn_outcome("turn-1") == "completed"
+        assert session.routed.local.turn_outcome("turn-1") == "completed"
     finally:
         session.close()
 
@@ -210,7 +210,7 @@ async def test_a_long_turn_reads_the_store_once(tmp_path, monkeypatch):
     async with running(tmp_path, turns, maxRequestsPerTurn=100) as session:
         assert await chat(session, "read it thirty times") == "completed"
         history = session.histories.get(session.conversation_id, "modus").messages
-        stored = original(session.store, session.conversation_id)
+        stored = original(session.routed.local, session.conversation_id)
     assert reads == [session.conversation_id]
     assert len(history) == len(stored) == 1 + 31 + 30  # user, replies, results
 
@@ -306,7 +306,7 @@ class OutcomeAtEachMessage(MemoryHost):
     def publish(self, update) -> None:
         super().publish(update)
         if update.kind == "message" and update.turn_id and self.session is not None:
-            self.seen.append((update.role, update.text, self.session.store.turn_outcome(update.turn_id)))
+            self.seen.append((update.role, update.text, self.session.routed.local.turn_outcome(update.turn_id)))
 
 
 async def test_a_reply_that_ends_the_turn_is_stored_with_its_end_and_a_stop_hook_that_sends_the_turn_on_opens_it(tmp_path):
@@ -320,7 +320,7 @@ async def test_a_reply_that_ends_the_turn_is_stored_with_its_end_and_a_stop_hook
     async with running(tmp_path, turns, host=host, hooks={"Stop": [{"hooks": [{"type": "command", "command": stop}]}]}) as session:
         host.session = session
         assert await chat(session, "go") == "completed"
-        [(turn_id, outcome)] = session.store.db.execute("SELECT id, outcome FROM turns").fetchall()
+        [(turn_id, outcome)] = session.routed.local.db.execute("SELECT id, outcome FROM turns").fetchall()
     assert host.seen == [
         ("assistant", "Done.", "completed"),
         ("user", "Run the tests first.", None),

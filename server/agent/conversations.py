@@ -69,6 +69,12 @@ def listed(rows: Iterable[ConversationRow]) -> protocol.ChatListResult:
     )
 
 
+#: `modus/chat/history` without `before` or `limit`: every message (what clients rely on); a page
+#: with `before` and no `limit`: this many.
+ALL_MESSAGES = 1_000_000_000
+HISTORY_PAGE = 50
+
+
 class Conversations:
     """The conversations of the workspace's store, and which one is current: requests without an
     id go to it, and a restarted server continues it."""
@@ -155,14 +161,18 @@ class Conversations:
         """The conversations a user can go back to (see Store.conversations: at most 200)."""
         return listed(self.store.conversations())
 
-    def history(self, cid: str) -> protocol.ChatHistoryResult:
+    def history(self, cid: str, before: int | None = None, limit: int | None = None) -> protocol.ChatHistoryResult:
+        """The `limit` messages just before number `before` (the newest without it), oldest first;
+        neither given: all of them. Each with its number (`seq`)."""
         if not self.store.conversation_exists(cid):
             raise BadRequest(f"conversationId: unknown conversation: {cid}")
+        if limit is None:
+            limit = ALL_MESSAGES if before is None else HISTORY_PAGE
         return protocol.ChatHistoryResult(
             messages=[
                 protocol.HistoryMessage(
-                    id=m.id, role=m.role, agent=m.agent, text=m.text, metadata=m.metadata, images=m.metadata.get(IMAGES) or None
+                    id=m.id, role=m.role, agent=m.agent, text=m.text, metadata=m.metadata, images=m.metadata.get(IMAGES) or None, seq=seq
                 )
-                for m in self.store.messages(cid)
+                for seq, m in self.store.history(cid, before, limit)
             ]
         )

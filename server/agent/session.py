@@ -33,6 +33,7 @@ from ..browser.registry import Browsers
 from ..errors import BadRequest
 from ..host import Host
 from ..state import Store, StoredMessage
+from ..state.routed import Routed
 from ..workspace import Workspace
 from .checkpoints import Checkpoints
 from .configuration import TURN_MODULES, Configuration
@@ -45,6 +46,7 @@ from .queue import MessageQueue
 from .resend import Resend
 from .rulebook import RuleBook
 from .runtimes import Runtimes
+from .space import SpaceLink
 from .subtasks import Subtasks
 from .switcher import Switcher
 from .todo_list import TodoList
@@ -85,7 +87,8 @@ class Session:
         )
         self.state_dir = self.config.state_dir
         workspace.own = (Path(os.path.realpath(self.state_dir)),)  # the edit tools never write it
-        self.store: StateStore = Store(self.state_dir)
+        self.routed = Routed(Store(self.state_dir))
+        self.store: StateStore = self.routed
         if self.store.recovered is not None:
             host.show_message("warning", self.store.recovered.message())
         self.conversations = Conversations(self.store, host)
@@ -106,6 +109,10 @@ class Session:
         self.resend = Resend(self.config, self.conversations, self.runtimes, self.intake, self.own_commands.send, self.checkpoints, self.cut_conversation)
         #: conversations being condensed on demand (modus/chat/condense): one at a time each
         self.condensing: set[str] = set()
+        self.space = SpaceLink(
+            self.routed, host, lambda: self.config.settings, lambda: self.conversation_id,
+            changed=lambda: host.publish(protocol.StateChanged(conversation_id=self.conversation_id, state=self.state())),
+        )
         if close_interrupted:
             self.conversations.close_interrupted_turns()
 
@@ -153,6 +160,7 @@ class Session:
         async with anyio.create_task_group() as tg:
             self.config.attach(tg)
             self.runtimes.serve(tg)
+            self.space.serve(tg)
             self.hookbook.attach(tg, self.task_for(self.responder(self.conversation_id)))
             try:
                 yield self
@@ -161,9 +169,11 @@ class Session:
                 await self.browsers.close_all()  # what a turn being cancelled left open
         self.config.attach(None)
         self.runtimes.serve(None)
+        self.space.serve(None)
         self.hookbook.attach(None)
 
     def close(self) -> None:
+        self.space.close()
         self.store.close()
 
     def stale(self) -> bool:
@@ -171,12 +181,15 @@ class Session:
 
     async def refresh(self) -> None:
         await self.config.refresh()
+        self.space.apply()
 
     def update_settings(self, client: Settings | None = None) -> None:
         self.config.update_settings(client)
+        self.space.apply()
 
     def trust_workspace_settings(self) -> State:
         self.config.trust_workspace_settings()
+        self.space.apply()
         return self.state()
 
     def add_message(self, message: StoredMessage) -> StoredMessage:
@@ -209,6 +222,8 @@ class Session:
     # ------------------------------------------------------------ requests
 
     def state(self) -> State:
+        if not self.routed.reachable(self.conversation_id):  # the space's, and the space is offline
+            self.open(None)
         return views.state(self)
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:
@@ -270,10 +285,10 @@ class Session:
     def list_conversations(self) -> ChatListResult:
         return self.conversations.listed()
 
-    def history(self, conversation_id: str) -> ChatHistoryResult:
-        """Its stored messages, and those queued behind a running turn."""
+    def history(self, conversation_id: str, before: int | None = None, limit: int | None = None) -> ChatHistoryResult:
+        """Its stored messages (a page of them: `before`, `limit`), and those queued behind a running turn."""
         queued = self.queue.listed(conversation_id)
-        return self.conversations.history(conversation_id).model_copy(update={"queued": queued or None})
+        return self.conversations.history(conversation_id, before, limit).model_copy(update={"queued": queued or None})
 
     async def restore_checkpoint(self, checkpoint_id: str, what: str) -> protocol.CheckpointsRestoreResult:
         self.runtimes.refuse_if_busy(self.conversation_id, "restore")

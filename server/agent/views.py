@@ -34,6 +34,7 @@ def state(session: Session) -> State:
         plan=plan_machine.plan_info(*session.store.current_plan(task.agent)),
         usage=session.usage_book.total(cid),
         context=context_info(task.model_config, session.settings.condense_threshold, history.used),
+        space=session.space.info,
     )
 
 

@@ -12,7 +12,7 @@ def register(routes: Routes) -> None:
     routes.request(names.STATE, lambda s, p: s.state())
     routes.request(names.CHAT_SEND, lambda s, p: s.send(p))
     routes.request(names.CHAT_CANCEL, _cancel)
-    routes.request(names.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id))
+    routes.request(names.CHAT_HISTORY, lambda s, p: s.history(p.conversation_id, p.before, p.limit))
     routes.request(names.CHAT_LIST, lambda s, p: s.list_conversations())
     routes.request(names.CHAT_OPEN, lambda s, p: s.open(p.conversation_id))
     routes.request(names.PROMPT_GET, lambda s, p: s.prompt(p))
