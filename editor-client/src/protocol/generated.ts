@@ -21,6 +21,7 @@ export type Update =
   | HookUpdate
   | TurnEnded
   | McpChanged
+  | SpaceChanged
   | UsageUpdate
   | CondensedUpdate
   | ContextUpdate
@@ -44,6 +45,7 @@ export interface ModusProtocol {
   ChatCancelResult?: ChatCancelResult;
   ChatEditParams?: ChatEditParams;
   ChatEditResult?: ChatEditResult;
+  ChatHistoryParams?: ChatHistoryParams;
   ChatHistoryResult?: ChatHistoryResult;
   ChatImageParams?: ChatImageParams;
   ChatImageResult?: ChatImageResult;
@@ -126,6 +128,9 @@ export interface ModusProtocol {
   Settings?: Settings;
   SkillInfo?: SkillInfo;
   SkillsListResult?: SkillsListResult;
+  SpaceChanged?: SpaceChanged;
+  SpaceInfo?: SpaceInfo;
+  SpaceSettings?: SpaceSettings;
   StartInModeArgs?: StartInModeArgs;
   State?: State;
   StateChanged?: StateChanged;
@@ -376,6 +381,18 @@ export interface Mention {
   raw: string;
 }
 /**
+ * `{conversationId, before?, limit?}`: the `limit` messages just before number `before` (the
+ * newest without it), oldest first. Neither given: all the conversation's messages.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "ChatHistoryParams".
+ */
+export interface ChatHistoryParams {
+  before?: number | null;
+  conversationId: string;
+  limit?: number | null;
+}
+/**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
  * via the `definition` "ChatHistoryResult".
  */
@@ -395,6 +412,7 @@ export interface HistoryMessage {
     [k: string]: unknown;
   };
   role: 'user' | 'assistant' | 'system' | 'tool';
+  seq?: number;
   text: string;
 }
 /**
@@ -1175,8 +1193,22 @@ export interface Settings {
   modelIdleTimeoutSeconds?: number;
   models?: ModelsConfig;
   rulesDisabled?: string[];
+  space?: SpaceSettings | null;
   stateDir?: string | null;
   yolo?: boolean;
+}
+/**
+ * `space`: the team space this server attaches to (PROTOCOL.md, "Team spaces on PostgreSQL").
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "SpaceSettings".
+ */
+export interface SpaceSettings {
+  displayName?: string | null;
+  member: string;
+  name: string;
+  passwordEnv?: string | null;
+  url: string;
 }
 /**
  * A skill: `path` is its SKILL.md, workspace-relative, or absolute for the user's own.
@@ -1196,6 +1228,31 @@ export interface SkillInfo {
  */
 export interface SkillsListResult {
   skills: SkillInfo[];
+}
+/**
+ * The team space's attachment changed (connecting, connected, offline, or another space).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "SpaceChanged".
+ */
+export interface SpaceChanged {
+  agent?: string;
+  conversationId: string;
+  kind: 'space_changed';
+  space: SpaceInfo;
+  taskId?: string;
+}
+/**
+ * The team space this server attaches to, and how the attachment stands.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "SpaceInfo".
+ */
+export interface SpaceInfo {
+  error?: string;
+  member: string;
+  name: string;
+  state: 'connecting' | 'connected' | 'offline';
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -1219,6 +1276,7 @@ export interface State {
   mode: ModeRef;
   phase: 'plan' | 'act';
   plan: PlanInfo;
+  space?: SpaceInfo;
   task: TaskInfo;
   usage: Usage;
   yolo: boolean;
@@ -1455,7 +1513,7 @@ export interface Requests {
   "modus/chat/cancel": { params: ConversationParams; result: ChatCancelResult };
   "modus/chat/condense": { params: MaybeConversationParams; result: CondenseResult };
   "modus/chat/edit": { params: ChatEditParams; result: ChatEditResult };
-  "modus/chat/history": { params: ConversationParams; result: ChatHistoryResult };
+  "modus/chat/history": { params: ChatHistoryParams; result: ChatHistoryResult };
   "modus/chat/image": { params: ChatImageParams; result: ChatImageResult };
   "modus/chat/list": { params: EmptyParams; result: ChatListResult };
   "modus/chat/open": { params: MaybeConversationParams; result: State };
