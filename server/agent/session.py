@@ -33,6 +33,7 @@ from ..browser.registry import Browsers
 from ..errors import BadRequest
 from ..host import Host
 from ..state import Store, StoredMessage
+from ..state.store import new_id
 from ..state.routed import Routed
 from ..workspace import Workspace
 from .checkpoints import Checkpoints
@@ -92,6 +93,8 @@ class Session:
         if self.store.recovered is not None:
             host.show_message("warning", self.store.recovered.message())
         self.conversations = Conversations(self.store, host)
+        if not self.routed.reachable(self.conversation_id):  # the space's: not attached before it runs
+            self.conversations.make_current(new_id("conv-"))
         self.histories = self.conversations.histories
         self.rulebook = RuleBook(self.config, self.conversations.touched, self.store, lambda: self.conversation_id, self.responder, self.mode_of)
         self.hookbook = HookBook(self.config, host)
@@ -223,7 +226,7 @@ class Session:
 
     def state(self) -> State:
         if not self.routed.reachable(self.conversation_id):  # the space's, and the space is offline
-            self.open(None)
+            self.conversations.make_current(new_id("conv-"))
         return views.state(self)
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:

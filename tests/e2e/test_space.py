@@ -1,0 +1,131 @@
+"""Team spaces on PostgreSQL, over stdio with real servers on a real PostgreSQL (PROTOCOL.md,
+"Team spaces on PostgreSQL"): attach, where a conversation is stored, a second server reading
+it, history pages, a space that cannot be reached, and a workspace file's space waiting for trust."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from protocol import methods
+from protocol.names import Command
+
+from .conftest import script
+from .editor import Editor
+
+
+def space(url: str, member: str = "alice", name: str = "team") -> dict:
+    return {"space": {"url": url, "name": name, "member": member}}
+
+
+async def attached(editor: Editor, state: str = "connected") -> dict:
+    """The first space_changed saying `state`."""
+    return await editor.wait_for(lambda: next((u for u in editor.of_kind("space_changed") if u["space"]["state"] == state), None))
+
+
+def rows(url: str, sql: str, *params) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        return db.execute(sql, params).fetchall()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_a_conversation_started_while_attached_is_the_space_s_and_a_second_server_reads_it_by_pages(pg_url, tmp_path):
+    ws_a, ws_b = tmp_path / "a", tmp_path / "b"
+    ws_a.mkdir(), ws_b.mkdir()
+    alice = Editor(ws_a, tmp_path / "config-a")
+    bob = Editor(ws_b, tmp_path / "config-b")
+    await alice.start({**script(ws_a, {"text": "one"}, {"text": "two"}, {"text": "three"}), **space(pg_url)})
+    try:
+        changed = await attached(alice)
+        assert changed["space"] == {"name": "team", "member": "alice", "state": "connected"}
+        state = await alice.request(methods.STATE)
+        assert state["space"] == {"name": "team", "member": "alice", "state": "connected"}
+
+        for n, text in enumerate(["first", "second", "third"]):
+            ended = await alice.chat(text, conversationId="conv-team-1")
+            assert ended["outcome"] == "completed"
+        stored = rows(pg_url, "SELECT seq, role, text FROM messages WHERE conversation_id = %s ORDER BY seq", "conv-team-1")
+        assert stored == [(1, "user", "first"), (2, "assistant", "one"), (3, "user", "second"), (4, "assistant", "two"),
+                          (5, "user", "third"), (6, "assistant", "three")]
+
+        await bob.start(space(pg_url, member="bob"))
+        try:
+            await attached(bob)
+            opened = await bob.request(methods.CHAT_OPEN, {"conversationId": "conv-team-1"})
+            assert opened["conversationId"] == "conv-team-1"
+            history = await bob.request(methods.CHAT_HISTORY, {"conversationId": "conv-team-1"})
+            assert [(m["seq"], m["role"], m["text"]) for m in history["messages"]] == stored
+            newest = await bob.request(methods.CHAT_HISTORY, {"conversationId": "conv-team-1", "limit": 2})
+            assert [m["seq"] for m in newest["messages"]] == [5, 6]
+            page = await bob.request(methods.CHAT_HISTORY, {"conversationId": "conv-team-1", "before": 5, "limit": 2})
+            assert [(m["seq"], m["text"]) for m in page["messages"]] == [(3, "second"), (4, "two")]
+            first = await bob.request(methods.CHAT_HISTORY, {"conversationId": "conv-team-1", "before": 3})
+            assert [m["seq"] for m in first["messages"]] == [1, 2]
+            listed = await bob.request(methods.CHAT_LIST)
+            assert "conv-team-1" in [c["id"] for c in listed["conversations"]]
+        finally:
+            await bob.stop()
+    finally:
+        await alice.stop()
+
+
+async def test_a_space_that_cannot_be_reached_leaves_the_server_working_and_refuses_its_conversations(pg_url, tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    first = Editor(workspace, tmp_path / "config")
+    await first.start({**script(workspace, {"text": "shared"}, {"text": "local"}), **space(pg_url)})
+    await attached(first)
+    await first.chat("in the space", conversationId="conv-team-2")
+    await first.stop()
+
+    port = closed_port()
+    url = f"postgresql://alice:s3cr3t-pw@127.0.0.1:{port}/team"
+    again = Editor(workspace, tmp_path / "config")
+    await again.start({**script(workspace, {"text": "local"}), **space(url)})
+    try:
+        offline = await attached(again, "offline")
+        assert f"127.0.0.1:{port}" in offline["space"]["error"]
+        state = await again.request(methods.STATE)
+        assert state["space"]["state"] == "offline" and state["conversationId"] != "conv-team-2"
+        ended = await again.chat("still works", conversationId="conv-local-1")
+        assert ended["outcome"] == "completed"
+        history = await again.request(methods.CHAT_HISTORY, {"conversationId": "conv-local-1"})
+        assert [m["text"] for m in history["messages"]] == ["still works", "local"]
+        for method, params in [(methods.CHAT_SEND, {"text": "hello?", "conversationId": "conv-team-2"}),
+                               (methods.CHAT_HISTORY, {"conversationId": "conv-team-2"})]:
+            with pytest.raises(JsonRpcException) as failed:
+                await again.request(method, params)
+            assert failed.value.code == -32803  # LSP's RequestFailed
+            assert "'team'" in failed.value.message and f"127.0.0.1:{port}" in failed.value.message
+        wire = json.dumps(again.updates)
+        assert "s3cr3t-pw" not in wire
+    finally:
+        await again.stop()
+    assert "s3cr3t-pw" not in "".join(again.stderr)
+
+
+async def test_a_workspace_file_s_space_waits_for_trust(pg_url, tmp_path):
+    workspace = tmp_path / "ws"
+    (workspace / ".modus").mkdir(parents=True)
+    (workspace / ".modus" / "settings.json").write_text(json.dumps(space(pg_url)), encoding="utf-8")
+    editor = Editor(workspace, tmp_path / "config")
+    await editor.start()
+    try:
+        state = await editor.request(methods.STATE)
+        assert "space" not in state and editor.of_kind("space_changed") == []
+        await editor.command(Command.TRUST_WORKSPACE_SETTINGS)
+        await attached(editor)
+        assert (await editor.request(methods.STATE))["space"]["state"] == "connected"
+    finally:
+        await editor.stop()
