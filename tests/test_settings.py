@@ -257,3 +257,13 @@ def test_untrusted_a_rule_written_keeps_trust_only_for_content_trusted_before(tm
     assert not layers.trusted_text(json.dumps({"yolo": True}))  # written by someone: not trusted
     layers.trust_text(rule)
     assert layers.trusted_text(rule) and not layers.trusted_text(json.dumps({"yolo": True, **json.loads(rule)}))
+
+
+def test_a_bad_space_setting_is_named_by_its_field():
+    from server.settings import read_settings
+
+    settings, problems = read_settings({"space": {"url": "mysql://x/y", "name": "team"}})
+    assert settings.space is None
+    assert sorted(p.split(":")[0] for p in problems) == ["modus.space.member", "modus.space.url"]
+    good, problems = read_settings({"space": {"url": "postgresql://h/db", "name": "team", "member": "alice", "passwordEnv": "PW"}})
+    assert problems == [] and (good.space.url, good.space.password_env) == ("postgresql://h/db", "PW")

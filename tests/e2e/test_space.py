@@ -129,3 +129,21 @@ async def test_a_workspace_file_s_space_waits_for_trust(pg_url, tmp_path):
         assert (await editor.request(methods.STATE))["space"]["state"] == "connected"
     finally:
         await editor.stop()
+
+
+async def test_a_settings_change_attaches_and_detaches(pg_url, editor, workspace):
+    from lsprotocol import types as lsp
+
+    await editor.start(script(workspace, {"text": "ok"}))
+    assert "space" not in await editor.request(methods.STATE)
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"modus": space(pg_url)}))
+    await attached(editor, "connecting")
+    await attached(editor)
+    await editor.chat("now shared", conversationId="conv-team-3")
+    assert rows(pg_url, "SELECT count(*) FROM messages WHERE conversation_id = %s", "conv-team-3") == [(2,)]
+    editor.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"modus": {}}))
+    state = await editor.request(methods.STATE)
+    assert "space" not in state and state["conversationId"] != "conv-team-3"  # its space is gone: a local one
+    with pytest.raises(JsonRpcException) as failed:
+        await editor.request(methods.CHAT_HISTORY, {"conversationId": "conv-team-3"})
+    assert failed.value.code == -32803 and "'team'" in failed.value.message
