@@ -90,7 +90,7 @@ class SpaceLink:
     async def _attach(self, space: SpaceSettings) -> None:
         with anyio.CancelScope() as scope:
             self._scope = scope
-            self.routed.detach(space.name, "connecting")
+            self.routed.detach(space.name)
             self._say(space, "connecting")
             wait = self.retry_seconds
             while True:

@@ -75,7 +75,7 @@ class Routed:
     def _refused(self, cid: str) -> RequestFailed:
         name = self.local.get_meta(SPACE_KEY + cid) or self.space_name
         why = f": {self.space_error}" if self.space_error else ""
-        return RequestFailed(f"conversation {cid} belongs to the space '{name}', which is offline{why}")
+        return RequestFailed(f"conversation {cid} belongs to the space '{name}', which is not connected{why}")
 
     def _for(self, cid: str | None) -> Any:
         if cid is None or not self.in_space(cid):
