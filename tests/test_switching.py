@@ -149,7 +149,7 @@ async def test_restart_restores_mode_and_conversation(tmp_path):
     try:
         assert second.mode_of("modus").slug == "debug" and second.conversation_id == conversation
         task = second.task_for("modus")
-        assert second.store.task(task.id)["mode"] == "debug"
+        assert second.routed.local.task(task.id)["mode"] == "debug"
     finally:
         second.close()
 
