@@ -45,3 +45,51 @@ def test_a_conversation_lives_where_it_started_and_its_subtasks_with_it(stores):
     assert fresh.conversation_exists("conv-shared") and not fresh.reachable("conv-shared")
     with pytest.raises(RequestFailed, match="'team'"):
         fresh.add_message(StoredMessage("m-2", "conv-shared", "user", "lost?", None, {}))
+
+
+async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answers(tmp_path, monkeypatch):
+    import anyio
+
+    from memory_host import MemoryHost
+    from protocol import Settings
+    from server.agent import space as space_module
+    from server.agent.space import SpaceLink
+
+    class FakeSpace:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    attempts, waits = [], []
+
+    def opening(settings, opened):
+        attempts.append(settings.name)
+        if len(attempts) < 3:
+            raise OSError("connection refused by postgresql://alice:pw@h:5432/db, password pw")
+        opened.append(FakeSpace())
+
+    real_sleep = anyio.sleep
+
+    async def sleep(seconds):
+        waits.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(space_module, "_open", opening)
+    monkeypatch.setattr(space_module.anyio, "sleep", sleep)
+    local = Store(tmp_path / "state")
+    routed, host = Routed(local), MemoryHost()
+    settings = Settings.model_validate({"space": {"url": "postgresql://alice:pw@h:5432/db", "name": "team", "member": "alice"}})
+    link = SpaceLink(routed, host, lambda: settings, lambda: "conv-1", changed=lambda: None)
+    async with anyio.create_task_group() as tg:
+        link.serve(tg)
+        with anyio.fail_after(5):
+            while link.info is None or link.info.state != "connected":
+                await real_sleep(0.01)
+        link.serve(None)
+    assert [u.space.state for u in host.of_kind("space_changed")] == ["connecting", "offline", "offline", "connected"]
+    assert waits == [1.0, 2.0]
+    errors = [u.space.error for u in host.of_kind("space_changed") if u.space.error]
+    assert all("h:5432/db" in e and "pw" not in e.replace("h:5432", "") for e in errors), errors
+    assert routed.space is None  # detached when the session stopped
+    local.close()
