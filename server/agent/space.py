@@ -68,7 +68,8 @@ class SpaceLink:
             self.info = None
             self.changed()
             return
-        self._tg.start_soon(self._attach, space)
+        self._scope = anyio.CancelScope()  # made here: a change before the task starts cancels it too
+        self._tg.start_soon(self._attach, space, self._scope)
 
     def close(self) -> None:
         self._stop()
@@ -87,9 +88,8 @@ class SpaceLink:
             self.routed.detach(space.name, error)
         self.host.publish(protocol.SpaceChanged(conversation_id=self.current(), space=self.info))
 
-    async def _attach(self, space: SpaceSettings) -> None:
-        with anyio.CancelScope() as scope:
-            self._scope = scope
+    async def _attach(self, space: SpaceSettings, scope: anyio.CancelScope) -> None:
+        with scope:
             self.routed.detach(space.name)
             self._say(space, "connecting")
             wait = self.retry_seconds
