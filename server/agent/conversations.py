@@ -161,6 +161,15 @@ class Conversations:
         """The conversations a user can go back to (see Store.conversations: at most 200)."""
         return listed(self.store.conversations())
 
+    def image(self, image_id: str) -> protocol.ChatImageResult:
+        """`modus/chat/image`: a stored image (a user's, a tool's), its bytes in base64."""
+        import base64
+
+        found = self.store.image(image_id)
+        if found is None:
+            raise BadRequest(f"id: unknown image: {image_id}")
+        return protocol.ChatImageResult(mime_type=found[0], data=base64.b64encode(found[1]).decode("ascii"))
+
     def history(self, cid: str, before: int | None = None, limit: int | None = None) -> protocol.ChatHistoryResult:
         """The `limit` messages just before number `before` (the newest without it), oldest first;
         neither given: all of them. Each with its number (`seq`)."""

@@ -310,15 +310,6 @@ class Session:
 
         return await context.condense_now(self, conversation_id or self.conversation_id)
 
-    def image(self, image_id: str) -> protocol.ChatImageResult:
-        """`modus/chat/image`: a stored image (a user's, a tool's), its bytes in base64."""
-        import base64
-
-        found = self.store.image(image_id)
-        if found is None:
-            raise BadRequest(f"id: unknown image: {image_id}")
-        return protocol.ChatImageResult(mime_type=found[0], data=base64.b64encode(found[1]).decode("ascii"))
-
     def usage(self, conversation_id: str | None) -> protocol.UsageGetResult:
         return self.usage_book.of(conversation_id or self.conversation_id)
 

@@ -21,7 +21,7 @@ def register(routes: Routes) -> None:
     routes.request(names.CHAT_CONDENSE, lambda s, p: s.condense(p.conversation_id))
     routes.request(names.CHAT_RETRY, lambda s, p: s.resend.retry(p.conversation_id))
     routes.request(names.CHAT_EDIT, lambda s, p: s.resend.edit(p))
-    routes.request(names.CHAT_IMAGE, lambda s, p: s.image(p.id))
+    routes.request(names.CHAT_IMAGE, lambda s, p: s.conversations.image(p.id))
     routes.request(names.CHAT_UNQUEUE, lambda s, p: s.queue.unqueue(p.conversation_id or s.conversation_id, p.message_id))
 
     routes.command(Command.SHOW_PROMPT, _show_prompt)
