@@ -257,7 +257,7 @@ class Browser:
 
     async def snapshot(self) -> Snapshot:
         page = self.page
-        png = await page.screenshot(type="png", timeout=self.timeout * 1000)
+        png = await self._screenshot(page)
         title = await page.title()
         console, self._console = tuple(self._console), []
         if self._dropped:
@@ -265,6 +265,22 @@ class Browser:
             self._dropped = 0
         blocked, self._blocked = tuple(dict.fromkeys(self._blocked)), []
         return Snapshot(png, page.url, title, self.viewport, console, blocked)
+
+    async def _screenshot(self, page: Page) -> bytes:
+        """The page's screenshot. A navigation the policy aborted swaps the page for Chromium's
+        error page, and a capture in between fails ("Unable to capture screenshot"): the page
+        settles and the capture is tried again, a few times."""
+        from playwright.async_api import Error as PlaywrightError
+
+        for pause in (0.05, 0.1, 0.2):
+            try:
+                return await page.screenshot(type="png", timeout=self.timeout * 1000)
+            except PlaywrightError as exc:
+                if "Unable to capture screenshot" not in str(exc):
+                    raise
+                await anyio.sleep(pause)
+                await page.wait_for_load_state("load")
+        return await page.screenshot(type="png", timeout=self.timeout * 1000)
 
     # ------------------------------------------------------------ what the page does
 

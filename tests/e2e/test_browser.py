@@ -222,6 +222,7 @@ async def test_hosts_other_than_loopback_need_allowed_hosts(editor: Editor, work
     assert scheme["error"]["type"] == "InvalidParams" and "'file:'" in scheme["error"]["message"]
     assert redirect["status"] == "failed" and "blocked a request to 127.0.0.2" in redirect["error"]["message"]
     assert launched["status"] == "completed"
+    assert link["status"] == "completed", link.get("error")
     assert "Blocked: blocked a request to 127.0.0.2" in link["result"]
     assert other.hits == []  # nothing reached it
     assert [a["params"]["url"] for a in editor.approvals] == [f"{home.url}/redirect", f"{home.url}/"]  # refused ones asked nothing
