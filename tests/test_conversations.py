@@ -8,7 +8,7 @@ from helpers import chat, make_session, running
 from memory_host import MemoryHost
 from protocol import ApprovalResponse, ChatSendParams
 from server.agent.conversations import checked_id, title
-from server.state.store import iso_utc
+from server.state.records import iso_utc
 from server.errors import BadRequest
 from server.state import StoredMessage
 from server.state.store import Store

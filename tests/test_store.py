@@ -13,7 +13,8 @@ import pytest
 
 import server
 from server.state import StateStore, Store
-from server.state.store import DB_NAME, PLAN_FIELDS, StoredMessage
+from server.state.records import PLAN_FIELDS, StoredMessage
+from server.state.store import DB_NAME
 
 
 class SQLite:

@@ -99,7 +99,7 @@ class ModusAgent:
     # ---------------------------------------------------------- sessions
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> acp.NewSessionResponse:
-        from ..state.store import new_id
+        from ..state.records import new_id
 
         sid = new_id("conv-")
         opened = await self._open(cwd, sid, mcp_servers or [])

@@ -27,7 +27,7 @@ from ..providers.base import Usage
 from ..providers.catalog import context_info, window_of
 from ..providers.tokens import TOKENIZER, bound
 from ..state import StoredMessage
-from ..state.store import new_id
+from ..state.records import new_id
 from .history import IMAGE_TOKENS, PER_MESSAGE, Measured, ModelHistory, calls_text, summary_message
 
 if TYPE_CHECKING:

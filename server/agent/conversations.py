@@ -13,7 +13,7 @@ import protocol
 from ..errors import BadRequest
 from ..host import Host
 from ..state import StoredMessage
-from ..state.store import ConversationRow, iso_utc, new_id
+from ..state.records import ConversationRow, iso_utc, new_id
 from ..workspace import clip
 from .history import IMAGES, Histories, tool_result, turn_ended
 from .touched import TouchedFiles

@@ -21,7 +21,7 @@ from ..modes import Mode
 from ..plan.machine import PLAN_REPLY_FOLLOWS, PLAN_SWITCHED_TO_ACT
 from ..prompt import environment_details
 from ..state import StoredMessage
-from ..state.store import image_id_of, new_id
+from ..state.records import image_id_of, new_id
 from .configuration import Configuration
 from .conversations import Conversations
 from .runtimes import Runtimes

@@ -22,7 +22,7 @@ from ..modes import GROUP_TOOLS
 from ..providers import ChatMessage, ModelError, ModelRequest, ToolCallRequest
 from ..providers.xmlcalls import XmlCallParser
 from ..state import StoredMessage
-from ..state.store import new_id
+from ..state.records import new_id
 from ..tools import TOOLS, ToolContext, run_tool
 from . import context
 from .history import IMAGES, tool_result, turn_ended

@@ -33,7 +33,7 @@ from ..browser.registry import Browsers
 from ..errors import BadRequest
 from ..host import Host
 from ..state import Store, StoredMessage
-from ..state.store import new_id
+from ..state.records import new_id
 from ..state.routed import Routed
 from ..workspace import Workspace
 from .checkpoints import Checkpoints
@@ -280,7 +280,7 @@ class Session:
     def open(self, conversation_id: str | None) -> State:
         """Make a conversation the current one (a new one with that id if unknown; without an
         id, a new one with an id of the server's). Turns running in others are not touched."""
-        from ..state.store import new_id
+        from ..state.records import new_id
 
         self.conversations.make_current(self.conversations.chosen(conversation_id) if conversation_id is not None else new_id("conv-"))
         return self.state()

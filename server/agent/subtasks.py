@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..roster.summons import Summons, delegated
 from ..errors import ToolError
-from ..state.store import new_id
+from ..state.records import new_id
 
 if TYPE_CHECKING:
     from ..tools import ToolContext

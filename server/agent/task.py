@@ -14,7 +14,7 @@ from protocol import Model, ModelsConfig, TaskInfo, TaskModel
 from ..modes import HANDOFF_TOOLS, PHASE_ONLY, SKILL_TOOL, Mode
 from ..prompt import PromptContext, SystemPrompt, build_prompt, params_schema
 from ..providers import ModelClient, ModelLimits, ScriptCursor, ToolSchema, open_model
-from ..state.store import new_id
+from ..state.records import new_id
 
 
 @dataclass(frozen=True)

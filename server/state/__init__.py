@@ -4,7 +4,8 @@ a team space's share of them on PostgreSQL in `pg` (loaded only when a space is 
 from typing import Any
 
 from .migrations import StateTooNew
-from .store import Store, StoredMessage
+from .records import StoredMessage
+from .store import Store
 
 
 def __getattr__(name: str) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ContextManager, Mapping, Protocol, Sequence, runtime_checkable
 
-from .store import LISTED_CONVERSATIONS, ConversationRow, Recovered, StoredMessage
+from .records import ConversationRow, Recovered, StoredMessage, LISTED_CONVERSATIONS
 
 
 @runtime_checkable

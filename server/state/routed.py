@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..errors import RequestFailed
-from .store import LISTED_CONVERSATIONS, ConversationRow, StoredMessage
+from .records import ConversationRow, StoredMessage, LISTED_CONVERSATIONS
 
 #: The local meta key that says a conversation is the space's (its value: the space's name).
 SPACE_KEY = "space:"

@@ -15,7 +15,7 @@ from protocol import Handoff, MessageUpdate
 from ..roster import summons as why
 from ..errors import InvalidParams, ToolError, ToolNotAllowed
 from ..state import StoredMessage
-from ..state.store import new_id
+from ..state.records import new_id
 from .base import Params, Prepared, ToolContext, ToolSpec
 from .flow import Required
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BeforeValidator, WithJsonSchema
 
-from ..state.store import iso_utc
+from ..state.records import iso_utc
 from ..errors import InvalidParams
 from ..plan.todos import PRIORITIES, STATUSES, MergeResult, as_text, merge, merge_checklist
 from .base import Params, Prepared, ToolContext, ToolSpec
