@@ -80,7 +80,7 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
     local = Store(tmp_path / "state")
     routed, host = Routed(local), MemoryHost()
     settings = Settings.model_validate({"space": {"url": "postgresql://alice:pw@h:5432/db", "name": "team", "member": "alice"}})
-    link = SpaceLink(routed, host, lambda: settings, lambda: "conv-1", changed=lambda: None)
+    link = SpaceLink(routed, host, lambda: settings, lambda: "conv-1", lambda cid: None, changed=lambda: None)
     async with anyio.create_task_group() as tg:
         link.serve(tg)
         with anyio.fail_after(5):
@@ -93,3 +93,43 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
     assert all("h:5432/db" in e and "pw" not in e.replace("h:5432", "") for e in errors), errors
     assert routed.space is None  # detached when the session stopped
     local.close()
+
+
+def test_a_space_conversation_out_of_reach_is_set_aside_and_current_again_unless_the_user_moved_on(stores):
+    from server.agent.space import RESUME_KEY, Resume
+
+    local, space = stores
+    routed = Routed(local)
+    current = [""]
+
+    def make_current(cid):
+        routed.ensure_conversation(cid)
+        current[0] = cid
+
+    routed.attach(space, "team")
+    make_current("conv-shared")
+    routed.add_message(StoredMessage("m-1", "conv-shared", "user", "hi", None, {}))
+    resume = Resume(routed, lambda: current[0], make_current)
+    resume.set_aside()  # attached: it can be read
+    assert current == ["conv-shared"] and resume.remembered() is None
+
+    routed.detach("team")
+    resume.set_aside()
+    stand_in = current[0]
+    assert stand_in != "conv-shared" and local.conversation_exists(stand_in)
+    assert local.get_meta(RESUME_KEY) == "conv-shared"  # a restart knows it
+    resume.set_aside()  # the stand-in is local: nothing more
+    assert current == [stand_in] and resume.remembered() == "conv-shared"
+    routed.attach(space, "team")
+    assert resume.take_back() and current == ["conv-shared"] and resume.remembered() is None
+    assert not resume.take_back() and current == ["conv-shared"]
+
+    routed.detach("team")
+    resume.set_aside()
+    stand_in = current[0]
+    routed.add_message(StoredMessage("m-2", stand_in, "user", "meanwhile", None, {}))  # the user moved on
+    routed.attach(space, "team")
+    assert not resume.take_back() and current == [stand_in] and resume.remembered() is None
+
+    local.set_meta(**{RESUME_KEY: "conv-of-another-space"})  # not this space's: kept for its own
+    assert not resume.take_back() and current == [stand_in] and resume.remembered() == "conv-of-another-space"

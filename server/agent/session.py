@@ -33,7 +33,6 @@ from ..browser.registry import Browsers
 from ..errors import BadRequest
 from ..host import Host
 from ..state import Store, StoredMessage
-from ..state.records import new_id
 from ..state.routed import Routed
 from ..workspace import Workspace
 from .checkpoints import Checkpoints
@@ -93,8 +92,10 @@ class Session:
         if self.store.recovered is not None:
             host.show_message("warning", self.store.recovered.message())
         self.conversations = Conversations(self.store, host)
-        if not self.routed.reachable(self.conversation_id):  # the space's: not attached before it runs
-            self.conversations.make_current(new_id("conv-"))
+        self.space = SpaceLink(  # first: it sets aside a space conversation the state cannot read yet
+            self.routed, host, lambda: self.config.settings, lambda: self.conversation_id, self.conversations.make_current,
+            changed=lambda: host.publish(protocol.StateChanged(conversation_id=self.conversation_id, state=self.state())),
+        )
         self.histories = self.conversations.histories
         self.rulebook = RuleBook(self.config, self.conversations.touched, self.store, lambda: self.conversation_id, self.responder, self.mode_of)
         self.hookbook = HookBook(self.config, host)
@@ -112,10 +113,6 @@ class Session:
         self.resend = Resend(self.config, self.conversations, self.runtimes, self.intake, self.own_commands.send, self.checkpoints, self.cut_conversation)
         #: conversations being condensed on demand (modus/chat/condense): one at a time each
         self.condensing: set[str] = set()
-        self.space = SpaceLink(
-            self.routed, host, lambda: self.config.settings, lambda: self.conversation_id,
-            changed=lambda: host.publish(protocol.StateChanged(conversation_id=self.conversation_id, state=self.state())),
-        )
         if close_interrupted:
             self.conversations.close_interrupted_turns()
 
@@ -225,8 +222,6 @@ class Session:
     # ------------------------------------------------------------ requests
 
     def state(self) -> State:
-        if not self.routed.reachable(self.conversation_id):  # the space's, and the space is offline
-            self.conversations.make_current(new_id("conv-"))
         return views.state(self)
 
     def prompt(self, params: PromptGetParams) -> PromptGetResult:

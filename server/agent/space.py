@@ -7,6 +7,14 @@ hands it to the routed store, and says how it stands: `State.space` and the upda
 While offline it tries again, waiting 1, 2, 4 … 30 s between attempts. A settings change that
 adds, removes or changes `space` attaches anew. Losing the connection once attached, and the live
 fan-out, are later parts' (the store's calls fail then).
+
+It also keeps the current conversation readable (`Resume`): whenever the space is not attached
+(at start-up, which never waits for it; connecting; offline; `space` removed) and the current
+conversation is the space's, it is set aside (remembered in the local store's meta, so that a
+restart knows it) and a new local one stands in; the state a client reads then names that one.
+When the space connects, the space conversation becomes current again unless the user has
+meanwhile started talking elsewhere — so a restart, or a space that was away for a while, comes
+back to where the user was.
 """
 
 from __future__ import annotations
@@ -23,21 +31,78 @@ from protocol.models import SpaceInfo, SpaceSettings
 
 from ..host import Host
 from ..state.routed import Routed
+from ..state.records import new_id
 
 log = logging.getLogger(__name__)
 
 #: The longest wait between two attempts to reach an offline space, in seconds.
 MAX_RETRY_SECONDS = 30.0
 
+#: The local meta key of the space conversation set aside while its space is out of reach.
+RESUME_KEY = "space.resume"
+
+
+class Resume:
+    """The current conversation while the space is out of reach, and again once it connects.
+
+    The state a client reads is the current conversation's (its responder, history, usage), and
+    the store refuses a space conversation while the space is not attached: so such a
+    conversation cannot stay current then. It is remembered rather than dropped, in the local
+    store (a server restarts before its space is attached), and given back when the space
+    connects, if the conversation standing in for it has no messages yet (the user has not
+    started something else there)."""
+
+    def __init__(self, routed: Routed, current: Callable[[], str], make_current: Callable[[str], None]):
+        self.routed = routed
+        self.current = current
+        self.make_current = make_current
+
+    def remembered(self) -> str | None:
+        return self.routed.local.get_meta(RESUME_KEY) or None
+
+    def set_aside(self) -> None:
+        """A space conversation that cannot be reached stops being current; a new local one is."""
+        cid = self.current()
+        if self.routed.reachable(cid):
+            return
+        self.routed.local.set_meta(**{RESUME_KEY: cid})
+        self.make_current(new_id("conv-"))
+
+    def take_back(self) -> bool:
+        """Call once the space is attached: whether the conversation set aside is current again.
+        One the attached space does not have (another space's) stays remembered."""
+        cid = self.remembered()
+        if cid is None or not self.routed.space.conversation_exists(cid):
+            return False
+        current = self.current()
+        back = current != cid and self.routed.last_seq(current) == 0
+        self.routed.local.set_meta(**{RESUME_KEY: ""})
+        if back:
+            self.make_current(cid)
+        return back
+
 
 class SpaceLink:
-    def __init__(self, store: Routed, host: Host, settings: Callable[[], Settings], current: Callable[[], str], changed: Callable[[], None]):
-        """`changed`: tell the clients the state changed (the space was removed from the settings)."""
+    def __init__(
+        self,
+        store: Routed,
+        host: Host,
+        settings: Callable[[], Settings],
+        current: Callable[[], str],
+        make_current: Callable[[str], None],
+        changed: Callable[[], None],
+    ):
+        """`current`, `make_current`: the current conversation, and making one current (a new one
+        if unknown); `changed`: tell the clients the state changed (the space was removed from the
+        settings, or its conversation is current again). Made before anything reads the state:
+        the space is not attached yet, so a current space conversation is set aside at once."""
         self.routed = store
         self.changed = changed
         self.host = host
         self.settings = settings
         self.current = current
+        self.resume = Resume(store, current, make_current)
+        self.resume.set_aside()
         #: how the attachment stands (None: no space configured)
         self.info: SpaceInfo | None = None
         self._applied: SpaceSettings | None = None
@@ -63,6 +128,7 @@ class SpaceLink:
         if space == self._applied:
             return
         self._stop()
+        self.resume.set_aside()
         self._applied = space
         if space is None:
             self.info = None
@@ -86,6 +152,8 @@ class SpaceLink:
         self.info = SpaceInfo(name=space.name, member=space.member, state=state, error=error)
         if state == "offline":
             self.routed.detach(space.name, error)
+        if state != "connected":
+            self.resume.set_aside()
         self.host.publish(protocol.SpaceChanged(conversation_id=self.current(), space=self.info))
 
     async def _attach(self, space: SpaceSettings, scope: anyio.CancelScope) -> None:
@@ -107,7 +175,14 @@ class SpaceLink:
                     if scope.cancel_called and opened:  # a newer setting won while it connected
                         opened.pop().close()
                 self.routed.attach(opened[0], space.name)
+                try:
+                    back = self.resume.take_back()
+                except Exception as exc:  # noqa: BLE001 - a store failing once attached is a later part's; the server goes on
+                    log.warning("space %s: the conversation set aside is not current again: %s", space.name, _reason(exc, space))
+                    back = False
                 self._say(space, "connected")
+                if back:
+                    self.changed()  # the sidebar shows the space conversation again
                 return
 
 

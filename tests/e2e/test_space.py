@@ -1,6 +1,7 @@
 """Team spaces on PostgreSQL, over stdio with real servers on a real PostgreSQL (PROTOCOL.md,
 "Team spaces on PostgreSQL"): attach, where a conversation is stored, a second server reading
-it, history pages, a space that cannot be reached, and a workspace file's space waiting for trust."""
+it, history pages, a space that cannot be reached, a restart coming back to the space conversation
+that was current, and a workspace file's space waiting for trust."""
 
 from __future__ import annotations
 
@@ -113,6 +114,93 @@ async def test_a_space_that_cannot_be_reached_leaves_the_server_working_and_refu
     finally:
         await again.stop()
     assert "s3cr3t-pw" not in "".join(again.stderr)
+
+
+def current_again(editor: Editor, cid: str):
+    """The state_changed that makes `cid` current."""
+    return editor.wait_for(lambda: next((u for u in editor.of_kind("state_changed") if u["state"]["conversationId"] == cid), None))
+
+
+async def talked_in_the_space(workspace: Path, config: Path, url: str, cid: str) -> dict:
+    """A first server's run: `cid`, a space conversation, is current when it stops. Returns the
+    settings of its scripted model (one more answer: "later")."""
+    settings = script(workspace, {"text": "shared"}, {"text": "later"})
+    first = Editor(workspace, config)
+    await first.start({**settings, **space(url)})
+    try:
+        await attached(first)
+        await first.chat("in the space", conversationId=cid)
+        assert (await first.request(methods.STATE))["conversationId"] == cid
+    finally:
+        await first.stop()
+    return settings
+
+
+async def test_a_server_restarted_comes_back_to_the_space_conversation_that_was_current(pg_url, tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = await talked_in_the_space(workspace, tmp_path / "config", pg_url, "conv-team-4")
+    again = Editor(workspace, tmp_path / "config")
+    await again.start({**settings, **space(pg_url)})
+    try:
+        assert (await attached(again))["conversationId"] == "conv-team-4"
+        await current_again(again, "conv-team-4")
+        state = await again.request(methods.STATE)
+        assert state["conversationId"] == "conv-team-4" and state["space"]["state"] == "connected"
+        history = await again.request(methods.CHAT_HISTORY, {"conversationId": "conv-team-4"})
+        assert [m["text"] for m in history["messages"]] == ["in the space", "shared"]
+    finally:
+        await again.stop()
+
+
+async def test_a_server_restarted_offline_shows_a_local_conversation_until_a_reachable_space_is_set(pg_url, tmp_path):
+    from lsprotocol import types as lsp
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = await talked_in_the_space(workspace, tmp_path / "config", pg_url, "conv-team-5")
+    again = Editor(workspace, tmp_path / "config")
+    await again.start({**settings, **space(f"postgresql://alice@127.0.0.1:{closed_port()}/team")})
+    try:
+        offline = await attached(again, "offline")
+        state = await again.request(methods.STATE)
+        assert state["conversationId"] not in ("conv-team-5", "") and offline["conversationId"] == state["conversationId"]
+        again.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"modus": {**settings, **space(pg_url)}}))
+        await attached(again)
+        await current_again(again, "conv-team-5")
+        assert (await again.request(methods.STATE))["conversationId"] == "conv-team-5"
+        history = await again.request(methods.CHAT_HISTORY, {"conversationId": "conv-team-5"})
+        assert [m["text"] for m in history["messages"]] == ["in the space", "shared"]
+    finally:
+        await again.stop()
+
+
+async def test_a_conversation_started_while_offline_stays_current_when_the_space_connects(pg_url, tmp_path):
+    from lsprotocol import types as lsp
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = await talked_in_the_space(workspace, tmp_path / "config", pg_url, "conv-team-6")
+    again = Editor(workspace, tmp_path / "config")
+    await again.start({**settings, **space(f"postgresql://alice@127.0.0.1:{closed_port()}/team")})
+    try:
+        await attached(again, "offline")
+        stand_in = (await again.request(methods.STATE))["conversationId"]
+        ended = await again.chat("meanwhile")  # in the current one: the local stand-in
+        assert ended["outcome"] == "completed" and ended["conversationId"] == stand_in
+        again.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"modus": {**settings, **space(pg_url)}}))
+        await attached(again)
+        assert (await again.request(methods.STATE))["conversationId"] == stand_in
+        assert [u for u in again.of_kind("state_changed") if u["state"]["conversationId"] == "conv-team-6"] == []
+    finally:
+        await again.stop()
+    third = Editor(workspace, tmp_path / "config")  # and a restart stays there too
+    await third.start({**settings, **space(pg_url)})
+    try:
+        await attached(third)
+        assert (await third.request(methods.STATE))["conversationId"] == stand_in
+    finally:
+        await third.stop()
 
 
 async def test_a_workspace_file_s_space_waits_for_trust(pg_url, tmp_path):
