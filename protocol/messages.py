@@ -353,6 +353,9 @@ class _UpdateBase(Wire):
     conversation_id: str
     agent: Opt[str] = None
     task_id: Opt[str] = None
+    #: a team space's conversation: the update's number in it (increasing, no gaps), the same
+    #: on every attached server's clients
+    seq: Opt[int] = None
 
 
 class TurnStarted(_UpdateBase):

@@ -67,3 +67,18 @@ def pg_url(pg_cluster_url) -> str:
 
     with pg_cluster.database(pg_cluster_url) as url:
         yield url
+
+
+@pytest.fixture
+def own_pg(pg_cluster_url):
+    """A PostgreSQL cluster of this test's own, to stop and start (a fault test must not stop the
+    run's shared one): (its URL, its folder for pg_cluster.halt and resume). Removed after it."""
+    import tempfile
+
+    import pg_cluster
+
+    folder = Path(tempfile.mkdtemp(prefix="modus-pg-own-"))  # not under pytest's 0700 folders: its owner reaches it
+    try:
+        yield pg_cluster.cluster_url(folder), folder
+    finally:
+        pg_cluster.stop(folder)

@@ -116,6 +116,7 @@ def _start(folder: Path, url_file: Path) -> str:
             capture_output=True, cwd=folder, text=True,
         )
         if run.returncode == 0:
+            (folder / "options").write_text(options)
             break
     else:
         raise RuntimeError(f"pg_ctl start failed: {run.stdout}{run.stderr}{log.read_text() if log.exists() else ''}")
@@ -132,6 +133,25 @@ def stop(folder: Path) -> None:
         subprocess.run(_as_owner([str(Path(bin_file.read_text()) / "pg_ctl"), "-D", str(folder / "data"), "-m", "immediate", "-w", "stop"]),
                        capture_output=True, cwd=folder)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def halt(folder: Path) -> None:
+    """Stop the cluster in `folder` as an administrator would (its data kept): every connection
+    to it is ended."""
+    _pg_ctl(folder, "-m", "fast", "-w", "stop")
+
+
+def resume(folder: Path) -> None:
+    """Start the halted cluster in `folder` again, on its port."""
+    data = folder / "data"
+    _pg_ctl(folder, "-l", str(data / "server.log"), "-o", (folder / "options").read_text(), "-w", "-t", "30", "start")
+
+
+def _pg_ctl(folder: Path, *args: str) -> None:
+    run = subprocess.run(_as_owner([str(Path((folder / "bin").read_text()) / "pg_ctl"), "-D", str(folder / "data"), *args]),
+                         capture_output=True, cwd=folder, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"pg_ctl {' '.join(args)} failed: {run.stdout}{run.stderr}")
 
 
 def with_database(url: str, name: str) -> str:

@@ -53,6 +53,7 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
     from memory_host import MemoryHost
     from protocol import Settings
     from server.agent import space as space_module
+    from server.agent.fanout import Fanout
     from server.agent.space import SpaceLink
 
     class FakeSpace:
@@ -63,7 +64,7 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
 
     attempts, waits = [], []
 
-    def opening(settings, opened):
+    def opening(settings, opened, lost):
         attempts.append(settings.name)
         if len(attempts) < 3:
             raise OSError("connection refused by postgresql://alice:pw@h:5432/db, password pw")
@@ -75,12 +76,25 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
         waits.append(seconds)
         await real_sleep(0)
 
+    class FakeFeed:
+        async def notices(self):
+            await anyio.sleep_forever()
+            yield
+
+        async def close(self):
+            pass
+
+    async def feed(settings, origin):
+        return FakeFeed()
+
     monkeypatch.setattr(space_module, "_open", opening)
+    monkeypatch.setattr(space_module, "_open_feed", feed)
     monkeypatch.setattr(space_module.anyio, "sleep", sleep)
     local = Store(tmp_path / "state")
     routed, host = Routed(local), MemoryHost()
+    fanout = Fanout(host, routed.in_space)
     settings = Settings.model_validate({"space": {"url": "postgresql://alice:pw@h:5432/db", "name": "team", "member": "alice"}})
-    link = SpaceLink(routed, host, lambda: settings, lambda: "conv-1", lambda cid: None, changed=lambda: None)
+    link = SpaceLink(routed, fanout, lambda: settings, lambda: "conv-1", lambda cid: None, changed=lambda: None)
     async with anyio.create_task_group() as tg:
         link.serve(tg)
         with anyio.fail_after(5):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import pg_cluster
-from server.state.store import StoredMessage
+from server.state.records import StoredMessage
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,7 +44,9 @@ def versions(url: str) -> list[int]:
         return [r[0] for r in db.execute("SELECT version FROM schema_migrations ORDER BY version")]
 
 
-SPACE_TABLES = {"schema_migrations", "meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos", "usage", "images"}
+#: the schema version this Modus brings a space to
+LATEST = 2
+SPACE_TABLES = {"schema_migrations", "meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos", "usage", "images", "events", "event_counters"}
 
 
 # ------------------------------------------------------------ migrations
@@ -90,8 +92,8 @@ def test_servers_attaching_at_once_migrate_once(pg_url):
     for t in threads:
         t.join(30)
     assert errors == []
-    assert sorted(results) == [(0, 1)] + [(1, 1)] * 3
-    assert versions(pg_url) == [1]
+    assert sorted(results) == [(0, LATEST)] + [(LATEST, LATEST)] * 3
+    assert versions(pg_url) == list(range(1, LATEST + 1))
 
 
 def test_a_schema_newer_than_this_modus_is_refused_untouched(pg_url):
@@ -100,9 +102,9 @@ def test_a_schema_newer_than_this_modus_is_refused_untouched(pg_url):
     space(pg_url).close()
     with connect(pg_url) as db:
         db.execute("INSERT INTO schema_migrations(version) VALUES (99)")
-    with pytest.raises(SpaceTooNew, match=r"schema version 99, newer than this Modus understands \(1\)"):
+    with pytest.raises(SpaceTooNew, match=rf"schema version 99, newer than this Modus understands \({LATEST}\)"):
         space(pg_url)
-    assert versions(pg_url) == [1, 99]
+    assert versions(pg_url) == [*range(1, LATEST + 1), 99]
 
 
 def test_a_migration_that_fails_leaves_the_database_as_it_was(pg_url):
@@ -243,10 +245,10 @@ def test_space_init_creates_the_schema_then_finds_it_up_to_date(pg_url):
     place = pg_url.split("@")[1]
     first = modus("space", "init", pg_url)
     assert (first.returncode, first.stderr) == (0, "")
-    assert first.stdout == f"Created the space's schema at {place}: migrations 1 to 1 applied (schema version 1).\n"
+    assert first.stdout == f"Created the space's schema at {place}: migrations 1 to {LATEST} applied (schema version {LATEST}).\n"
     assert tables(pg_url) == SPACE_TABLES
     again = modus("space", "init", pg_url)
-    assert (again.returncode, again.stdout) == (0, f"The space at {place} is up to date (schema version 1): nothing to do.\n")
+    assert (again.returncode, again.stdout) == (0, f"The space at {place} is up to date (schema version {LATEST}): nothing to do.\n")
     assert pg_cluster.PASSWORD not in first.stdout + again.stdout
 
 
@@ -293,7 +295,7 @@ def test_two_spaces_share_a_database_in_two_schemas(pg_url):
         db.execute("CREATE SCHEMA team_b")
     a, b = (space(f"{pg_url}?options=-csearch_path%3D{name}") for name in ("team_a", "team_b"))
     try:
-        assert a.migrated == b.migrated == (0, 1)
+        assert a.migrated == b.migrated == (0, LATEST)
         a.ensure_conversation("conv-1")
         a.add_message(StoredMessage("m1", "conv-1", "user", "in a"))
         assert not b.conversation_exists("conv-1") and b.history("conv-1") == []

@@ -17,7 +17,7 @@ from protocol import (
     TurnStarted,
 )
 
-from ..errors import Denied
+from ..errors import Denied, RequestFailed
 from ..modes import GROUP_TOOLS
 from ..providers import ChatMessage, ModelError, ModelRequest, ToolCallRequest
 from ..providers.xmlcalls import XmlCallParser
@@ -142,13 +142,18 @@ async def run_turn(
     except ModelError as exc:
         _close_open_calls(turn, NOT_RUN_FAILED, "TurnFailed")
         turn.ends("failed", "ModelError", f"The model request failed: {exc}")
+    except RequestFailed as exc:  # the store refused (a team space out of reach): said, and stored where it can be
+        log.warning("turn %s failed: %s", turn.turn_id, exc)
+        _close_open_calls(turn, NOT_RUN_FAILED, "TurnFailed")
+        turn.error = TurnError(type="RequestFailed", message=str(exc))
+        _unstored(lambda: turn.ends("failed", "RequestFailed", str(exc), publish=False))
     except Exception as exc:  # a bug must not take the server down; the user sees what happened
         log.exception("turn %s failed", turn.turn_id)
         _close_open_calls(turn, NOT_RUN_FAILED, "TurnFailed")
         turn.ends("failed", "InternalError", f"Internal error in the agent loop: {type(exc).__name__}: {exc}")
     finally:
         await session.browsers.turn_ended(turn.turn_id)  # shielded: a cancelled turn closes its browser too
-        session.store.end_turn(turn.turn_id, outcome)
+        _unstored(lambda: session.store.end_turn(turn.turn_id, outcome))
         error = turn.error if outcome in ("failed", "cancelled") else None
         turn.publish(TurnEnded, turn_id=turn.turn_id, outcome=outcome, error=error)
         summons.answer(outcome, answer or "")
@@ -340,11 +345,20 @@ def _record_result(
         turn.open_calls.remove(call)
 
 
+def _unstored(write) -> None:
+    """A write at a turn's end that may find the store refusing (a team space gone out of reach
+    during the turn): the turn still ends, and `turn_ended` still goes out."""
+    try:
+        write()
+    except RequestFailed as exc:
+        log.warning("not stored: %s", exc)
+
+
 def _close_open_calls(turn: Turn, text: str, error_type: str = "Cancelled") -> None:
     """After a cancel or a failure, every call of the reply gets a result, so the history stays
     well formed (and a retry can send it as it is)."""
     for call in list(turn.open_calls):
-        _record_result(turn, call, text, error_type=error_type)
+        _unstored(lambda: _record_result(turn, call, text, error_type=error_type))  # noqa: B023 - called at once
         turn.publish(
             ToolCallUpdate,
             turn_id=turn.turn_id,

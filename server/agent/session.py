@@ -46,6 +46,7 @@ from .queue import MessageQueue
 from .resend import Resend
 from .rulebook import RuleBook
 from .runtimes import Runtimes
+from .fanout import Fanout
 from .space import SpaceLink
 from .subtasks import Subtasks
 from .switcher import Switcher
@@ -79,7 +80,8 @@ class Session:
         """`close_interrupted`: close the turns the store has as running (Modus stopped during them);
         False when another Session of this process has the workspace open (they are its turns)."""
         self.workspace = workspace
-        self.host = host
+        #: what the parts publish to: a space conversation's updates go through the space (fanout.py)
+        self.host = host = Fanout(host, lambda cid: bool(self.routed.in_space(cid)))
         self.config = Configuration(
             workspace, host, settings, global_modes=global_modes, global_mcp=global_mcp,
             current=lambda: self.conversation_id,

@@ -2,11 +2,12 @@
 PostgreSQL").
 
 `SpaceLink` opens the space's store off the event loop (start-up never waits for PostgreSQL),
-hands it to the routed store, and says how it stands: `State.space` and the update
+hands it to the routed store, runs the space's live updates through its feed (`Fanout`,
+fanout.py) until the connection breaks, and says how it stands: `State.space` and the update
 `space_changed` (connecting → connected, or offline with PostgreSQL's reason, never a password).
-While offline it tries again, waiting 1, 2, 4 … 30 s between attempts. A settings change that
-adds, removes or changes `space` attaches anew. Losing the connection once attached, and the live
-fan-out, are later parts' (the store's calls fail then).
+While offline, or once the feed lost its connection (PostgreSQL restarted, the network cut), it
+tries again, waiting 1, 2, 4 … 30 s between attempts. A settings change that adds, removes or
+changes `space` attaches anew.
 
 It also keeps the current conversation readable (`Resume`): whenever the space is not attached
 (at start-up, which never waits for it; connecting; offline; `space` removed) and the current
@@ -29,9 +30,9 @@ import protocol
 from protocol import Settings
 from protocol.models import SpaceInfo, SpaceSettings
 
-from ..host import Host
-from ..state.routed import Routed
 from ..state.records import new_id
+from ..state.routed import Routed
+from .fanout import Fanout
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class SpaceLink:
     def __init__(
         self,
         store: Routed,
-        host: Host,
+        host: Fanout,
         settings: Callable[[], Settings],
         current: Callable[[], str],
         make_current: Callable[[str], None],
@@ -98,7 +99,10 @@ class SpaceLink:
         the space is not attached yet, so a current space conversation is set aside at once."""
         self.routed = store
         self.changed = changed
-        self.host = host
+        #: the session's host: the space's updates go through it while attached
+        self.host = self.fanout = host
+        #: this server, among the space's (the events it appends name it)
+        self.origin = new_id("srv-")
         self.settings = settings
         self.current = current
         self.resume = Resume(store, current, make_current)
@@ -110,6 +114,9 @@ class SpaceLink:
         self._scope: anyio.CancelScope | None = None
         #: the first wait between attempts (tests shorten it)
         self.retry_seconds = 1.0
+        #: while attached: cancelled when a store call lost PostgreSQL (`_lost`), and why
+        self._connected: anyio.CancelScope | None = None
+        self._lost_why: str | None = None
 
     def serve(self, tg: Any) -> None:
         """Attach in this task group (None: the session stops: detach)."""
@@ -157,50 +164,117 @@ class SpaceLink:
         self.host.publish(protocol.SpaceChanged(conversation_id=self.current(), space=self.info))
 
     async def _attach(self, space: SpaceSettings, scope: anyio.CancelScope) -> None:
+        """Connect, carry the space's updates until its connection breaks, and again: a
+        connection lost is said (offline, why) and tried again after 1, 2, 4 … 30 s."""
         with scope:
             self.routed.detach(space.name)
             self._say(space, "connecting")
             wait = self.retry_seconds
             while True:
-                opened: list[Any] = []
                 try:
-                    await anyio.to_thread.run_sync(_open, space, opened)
+                    store, feed = await self._connect(space, scope)
                 except Exception as exc:  # noqa: BLE001 - every reason is the user's to read, redacted
-                    self._say(space, "offline", _reason(exc, space))
-                    log.warning("space %s offline: %s", space.name, self.info.error if self.info else "")
+                    self._offline(space, exc)
                     await anyio.sleep(wait)
                     wait = min(wait * 2, MAX_RETRY_SECONDS)
                     continue
-                finally:
-                    if scope.cancel_called and opened:  # a newer setting won while it connected
-                        opened.pop().close()
-                self.routed.attach(opened[0], space.name)
+                self.routed.attach(store, space.name)
                 try:
                     back = self.resume.take_back()
-                except Exception as exc:  # noqa: BLE001 - a store failing once attached is a later part's; the server goes on
+                except Exception as exc:  # noqa: BLE001 - the connection broke at once: the feed says so next
                     log.warning("space %s: the conversation set aside is not current again: %s", space.name, _reason(exc, space))
                     back = False
                 self._say(space, "connected")
                 if back:
                     self.changed()  # the sidebar shows the space conversation again
-                return
+                wait = self.retry_seconds
+                try:
+                    with anyio.CancelScope() as self._connected:  # a store call that lost PostgreSQL cancels it (said then)
+                        await self.fanout.run(feed)
+                    if self._lost_why is None:
+                        raise ConnectionError("the connection was closed")
+                except Exception as exc:  # noqa: BLE001 - as above
+                    self._offline(space, exc)
+                finally:
+                    self._connected, self._lost_why = None, None
+                    with anyio.CancelScope(shield=True):
+                        await feed.close()
+                await anyio.sleep(wait)
+
+    def _lost(self, why: str) -> None:
+        """A call of the space's store found PostgreSQL gone: offline now, not when the feed's
+        keepalives tell (up to 11 s on a cut network). The store is let go at once, so the calls
+        that follow in the same step (a turn recording its end) are refused at once rather than
+        each waiting for a connection; the feed stops, and the link says why and tries again."""
+        if self._connected is None or self._lost_why is not None or self._applied is None:
+            return
+        self._lost_why = why
+        old = self.routed.space
+        self._say(self._applied, "offline", _reason(ConnectionError(why), self._applied))
+        log.warning("space %s offline: %s", self._applied.name, self.info.error if self.info else "")
+        if old is not None and self._tg is not None:
+            self._tg.start_soon(_closed, old)
+        self._connected.cancel()
+
+    async def _connect(self, space: SpaceSettings, scope: anyio.CancelScope) -> tuple[Any, Any]:
+        """The space's store (opened off the event loop) and its feed."""
+        opened: list[Any] = []
+        try:
+            await anyio.to_thread.run_sync(_open, space, opened, self._lost)
+        finally:
+            if scope.cancel_called and opened:  # a newer setting won while it connected
+                opened.pop().close()
+        store = opened[0]
+        try:
+            return store, await _open_feed(space, self.origin)
+        except BaseException:
+            await _closed(store)
+            raise
+
+    def _offline(self, space: SpaceSettings, exc: Exception) -> None:
+        old = self.routed.space
+        self._say(space, "offline", _reason(exc, space))
+        log.warning("space %s offline: %s", space.name, self.info.error if self.info else "")
+        if old is not None:
+            self._tg.start_soon(_closed, old)
 
 
-def _open(space: SpaceSettings, opened: list[Any]) -> None:
+async def _closed(store: Any) -> None:
+    """Close a space's store off the event loop (its pool waits for its threads)."""
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(store.close)
+
+
+def _password(space: SpaceSettings) -> str | None:
+    """The space's password, from the environment variable `passwordEnv` names."""
+    from ..state.pg import SpaceUnreachable
+
+    if not space.password_env:
+        return None
+    password = os.environ.get(space.password_env)
+    if password is None:
+        raise SpaceUnreachable(space.url, f"the environment variable {space.password_env} (passwordEnv) is not set")
+    return password
+
+
+async def _open_feed(space: SpaceSettings, origin: str) -> Any:
+    from ..state.pg.feed import Feed
+
+    return await Feed.open(space.url, _password(space), origin)
+
+
+def _open(space: SpaceSettings, opened: list[Any], lost: Callable[[str], None]) -> None:
     """Open the space's store (blocking: run in a worker thread); it lands in `opened`."""
-    from ..state.pg import SpaceStore, SpaceUnreachable
+    from ..state.pg import SpaceStore
 
-    password = None
-    if space.password_env:
-        password = os.environ.get(space.password_env)
-        if password is None:
-            raise SpaceUnreachable(space.url, f"the environment variable {space.password_env} (passwordEnv) is not set")
-    opened.append(SpaceStore(space.url, password=password))
+    opened.append(SpaceStore(space.url, password=_password(space), name=space.name, lost=lost))
 
 
-def _reason(exc: Exception, space: SpaceSettings) -> str:
+def _reason(exc: BaseException, space: SpaceSettings) -> str:
     from ..state.pg import SpaceUnreachable, redacted, where
 
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # the feed's tasks: the first that failed
+        exc = exc.exceptions[0]
     if isinstance(exc, SpaceUnreachable):
         return str(exc)
     password = os.environ.get(space.password_env) if space.password_env else None

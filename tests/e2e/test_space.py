@@ -235,3 +235,35 @@ async def test_a_settings_change_attaches_and_detaches(pg_url, editor, workspace
     with pytest.raises(JsonRpcException) as failed:
         await editor.request(methods.CHAT_HISTORY, {"conversationId": "conv-team-3"})
     assert failed.value.code == -32803 and "'team'" in failed.value.message
+
+
+async def test_every_update_of_a_space_conversation_reaches_every_attached_server_s_clients_in_one_order(pg_url, tmp_path):
+    """Alice's turn, streamed, seen by Bob's editor as Alice's sees it: the same updates, in the
+    same order, numbered 1, 2, 3 … on both; what is about Alice's server alone stays hers."""
+    ws_a, ws_b = tmp_path / "a", tmp_path / "b"
+    ws_a.mkdir(), ws_b.mkdir()
+    alice = Editor(ws_a, tmp_path / "config-a")
+    bob = Editor(ws_b, tmp_path / "config-b")
+    reply = {"text": "Streamed in pieces, as a model answers.", "toolCalls": [{"name": "read_file", "arguments": {"path": "notes.md"}}]}
+    (ws_a / "notes.md").write_text("alice's checkout\n")
+    await alice.start({**script(ws_a, reply, {"text": "done"}), **space(pg_url), "autoApprove": {"read": True}})
+    await bob.start(space(pg_url, member="bob"))
+    try:
+        await attached(alice), await attached(bob)
+        ended = await alice.chat("read the notes", conversationId="conv-team-5")
+        assert ended["outcome"] == "completed"
+
+        def of_conversation(editor: Editor) -> list[dict]:
+            return [u for u in editor.updates if u.get("conversationId") == "conv-team-5"]
+
+        await bob.wait_for(lambda: any(u["kind"] == "turn_ended" for u in of_conversation(bob)))
+        mine, theirs = of_conversation(alice), of_conversation(bob)
+        assert [u["seq"] for u in mine] == list(range(1, len(mine) + 1))
+        assert theirs == mine  # the same updates, fields and numbers, in the same order
+        kinds = [u["kind"] for u in mine]
+        assert kinds[0] == "message" and kinds[-1] == "turn_ended" and "message_delta" in kinds and "tool_call" in kinds
+        assert any("alice's checkout" in (u.get("result") or "") for u in theirs)  # the turn ran on Alice's server
+        assert not [u for u in bob.updates if u["kind"] in ("state_changed", "space_changed") and u.get("conversationId") == "conv-team-5"]
+    finally:
+        await bob.stop()
+        await alice.stop()

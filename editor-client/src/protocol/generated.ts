@@ -323,6 +323,7 @@ export interface BrowserUpdate {
   height?: number;
   kind: 'browser';
   screenshotId: string;
+  seq?: number;
   taskId?: string;
   title: string;
   toolCallId?: string;
@@ -706,6 +707,7 @@ export interface CondensedUpdate {
   before: number;
   conversationId: string;
   kind: 'condensed';
+  seq?: number;
   taskId?: string;
 }
 /**
@@ -730,6 +732,7 @@ export interface ContextUpdate {
   agent?: string;
   conversationId: string;
   kind: 'context';
+  seq?: number;
   taskId?: string;
   threshold: number;
   used?: number;
@@ -749,6 +752,7 @@ export interface ConversationCut {
   kind: 'conversation_cut';
   messageId?: string;
   messages: number;
+  seq?: number;
   taskId?: string;
 }
 /**
@@ -812,6 +816,7 @@ export interface HookUpdate {
   kind: 'hook';
   outcome: 'ok' | 'blocked' | 'failed' | 'timeout';
   output?: string;
+  seq?: number;
   taskId?: string;
 }
 /**
@@ -832,6 +837,7 @@ export interface McpChanged {
   agent?: string;
   conversationId: string;
   kind: 'mcp_changed';
+  seq?: number;
   servers: McpServerInfo[];
   taskId?: string;
 }
@@ -886,6 +892,7 @@ export interface MessageDelta {
   agent?: string;
   conversationId: string;
   kind: 'message_delta';
+  seq?: number;
   taskId?: string;
   text: string;
   turnId: string;
@@ -903,6 +910,7 @@ export interface MessageUpdate {
   messageId?: string;
   queued?: boolean;
   role: 'assistant' | 'user' | 'system';
+  seq?: number;
   taskId?: string;
   text: string;
   turnId?: string;
@@ -926,6 +934,7 @@ export interface ModeChanged {
   from: string;
   kind: 'mode_changed';
   reason?: string;
+  seq?: number;
   taskId: string;
   to: string;
 }
@@ -1035,6 +1044,7 @@ export interface PhaseChanged {
   conversationId: string;
   from: 'plan' | 'act';
   kind: 'phase_changed';
+  seq?: number;
   taskId: string;
   to: 'plan' | 'act';
 }
@@ -1094,6 +1104,7 @@ export interface PlanUpdate {
   };
   planId?: string;
   scope?: string[];
+  seq?: number;
   state: 'normal' | 'planning' | 'awaiting_approval' | 'executing';
   taskId?: string;
 }
@@ -1239,6 +1250,7 @@ export interface SpaceChanged {
   agent?: string;
   conversationId: string;
   kind: 'space_changed';
+  seq?: number;
   space: SpaceInfo;
   taskId?: string;
 }
@@ -1324,6 +1336,7 @@ export interface StateChanged {
   agent?: string;
   conversationId: string;
   kind: 'state_changed';
+  seq?: number;
   state: State;
   taskId?: string;
 }
@@ -1337,6 +1350,7 @@ export interface ThinkingDelta {
   agent?: string;
   conversationId: string;
   kind: 'thinking_delta';
+  seq?: number;
   taskId?: string;
   text: string;
   turnId: string;
@@ -1378,6 +1392,7 @@ export interface TodosUpdate {
   agent: string;
   conversationId: string;
   kind: 'todos';
+  seq?: number;
   taskId?: string;
   todos: Todo[];
 }
@@ -1396,6 +1411,7 @@ export interface ToolCallUpdate {
     [k: string]: unknown;
   };
   result?: string;
+  seq?: number;
   status: 'pending' | 'running' | 'completed' | 'failed';
   taskId?: string;
   toolCallId: string;
@@ -1419,6 +1435,7 @@ export interface TurnEnded {
   error?: TurnError;
   kind: 'turn_ended';
   outcome: 'completed' | 'failed' | 'cancelled' | 'awaiting_user';
+  seq?: number;
   taskId?: string;
   turnId: string;
 }
@@ -1443,6 +1460,7 @@ export interface TurnStarted {
   agent: string;
   conversationId: string;
   kind: 'turn_started';
+  seq?: number;
   taskId?: string;
   turnId: string;
   wokenBy?: string;
@@ -1458,6 +1476,7 @@ export interface Unqueued {
   conversationId: string;
   kind: 'unqueued';
   messageId: string;
+  seq?: number;
   taskId?: string;
   text: string;
 }
@@ -1478,6 +1497,7 @@ export interface UsageUpdate {
   mode: string;
   outputTokens: number;
   phase: 'plan' | 'act';
+  seq?: number;
   taskId: string;
 }
 /**

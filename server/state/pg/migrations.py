@@ -129,7 +129,28 @@ CREATE TABLE images (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (SPACE_1,)
+# 2: the live updates of a space's conversations (feed.py). Every update a server publishes on a
+# space conversation is a row of `events`, numbered per conversation by `event_counters` (its row
+# lock makes the numbers gapless and committed in their order); its NOTIFY tells every attached
+# server to read it. `origin` is the server that published it. The counter is a table of its own,
+# not a column of `conversations`: an append (async, on the feed's connection) must never hold a
+# lock that the store's synchronous calls on the same server wait for (the messages' numbers).
+EVENTS = """
+CREATE TABLE event_counters (
+    conversation_id TEXT PRIMARY KEY REFERENCES conversations(id),
+    last_event      BIGINT NOT NULL
+);
+CREATE TABLE events (
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    seq             BIGINT NOT NULL,
+    origin          TEXT NOT NULL,
+    body            TEXT NOT NULL,
+    created_at      DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (SPACE_1, EVENTS)
 
 
 class SpaceTooNew(Exception):

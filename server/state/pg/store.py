@@ -19,18 +19,19 @@ import threading
 import time
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import psycopg
 from psycopg.types.json import Json
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
+from ...errors import RequestFailed
 from ...inbound import without_lone_surrogates
 from ..records import Recovered, StoredMessage
 from ..sql import SqlStore
 from . import SpaceUnreachable
 from .migrations import MIGRATIONS, migrate
-from .url import where
+from .url import redacted, where
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +83,17 @@ class SpaceStore(SqlStore):
     the migrations the database lacks and starts the pool; SpaceUnreachable when PostgreSQL
     cannot be reached or refuses, SpaceTooNew when its schema is newer than this Modus."""
 
-    def __init__(self, url: str, *, password: str | None = None, min_size: int = 1, max_size: int = 4, connect_timeout: int = 10):
+    def __init__(
+        self, url: str, *, password: str | None = None, min_size: int = 1, max_size: int = 4, connect_timeout: int = 10,
+        name: str | None = None, lost: Callable[[str], None] = lambda why: None,
+    ):
+        """`name`: the space's, for the errors; `lost(why)`: told when a call finds PostgreSQL
+        gone (restarted, the network cut), before the call fails with RequestFailed."""
         self.recovered: Recovered | None = None  # nothing is ever moved aside on a server
         self.url_where = where(url)
+        self.name = name
+        self.lost = lost
+        self._secrets = (url, password)
         kwargs = connection_options(password, connect_timeout)
         try:
             with psycopg.connect(url, **kwargs) as db:
@@ -110,8 +119,21 @@ class SpaceStore(SqlStore):
         if held is not None:
             yield held
             return
-        with self._pool.connection() as db:
+        with self._reached(), self._pool.connection() as db:
             yield db
+
+    @contextmanager
+    def _reached(self) -> Iterator[None]:
+        """A connection lost (or none to be had in 5 s) fails the call with RequestFailed naming
+        the space, and `lost` hears of it. Nothing is tried again: a write whose commit was not
+        acknowledged might have landed, and a second one would double it."""
+        try:
+            yield
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            why = redacted(_first_line(exc), *self._secrets)
+            self.lost(why)
+            space = f"the space '{self.name}'" if self.name else f"the space at {self.url_where}"
+            raise RequestFailed(f"{space} cannot be reached: {why}") from None
 
     def _run(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor:
         """(The cursor holds its whole result: it is read after the connection went back.)"""
@@ -130,7 +152,7 @@ class SpaceStore(SqlStore):
         if getattr(self._local, "db", None) is not None:
             yield
             return
-        with self._pool.connection() as db:
+        with self._reached(), self._pool.connection() as db:
             with db.transaction():
                 self._local.db = db
                 try:
@@ -179,3 +201,8 @@ class SpaceStore(SqlStore):
     def last_seq(self, conversation_id: str) -> int:
         row = self._one("SELECT last_seq FROM conversations WHERE id = ?", (conversation_id,))
         return row[0] if row else 0
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

@@ -1,0 +1,99 @@
+"""A space's live updates on PostgreSQL: the `events` table and LISTEN/NOTIFY.
+
+A server appends its updates of a space conversation (`append`): one transaction takes their
+numbers from `event_counters` (its row lock makes them gapless and committed in their order; see
+migration 2), stores them, and NOTIFYs `first last conversation` on one channel. Every attached server
+LISTENs there (`notices`) and reads what it has not delivered yet (`read`): a notice it missed (a
+reconnect) costs nothing but a longer read, since numbers have no gaps.
+
+Async, on two connections of its own (one writes and reads, one listens), so the event loop never waits on
+PostgreSQL for an update. A connection that breaks raises psycopg.OperationalError out of the
+call or the `notices` iterator; its owner reconnects with a new Feed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import AsyncIterator, Callable, Sequence
+
+import anyio
+import psycopg
+
+from .store import LIVELY, connection_options
+
+CHANNEL = "modus_events"
+
+
+class Feed:
+    def __init__(self, writer: psycopg.AsyncConnection, listener: psycopg.AsyncConnection, origin: str):
+        self._writer = writer
+        self._listener = listener
+        #: the writer's: a read between an append's statements would see them uncommitted
+        self._lock = anyio.Lock()
+        #: this server's id, stored with each event it appends
+        self.origin = origin
+
+    @classmethod
+    async def open(cls, url: str, password: str | None, origin: str) -> Feed:
+        options = {**connection_options(password), **LIVELY}
+        writer = await psycopg.AsyncConnection.connect(url, **options)
+        try:
+            listener = await psycopg.AsyncConnection.connect(url, **options)
+            await listener.execute(f"LISTEN {CHANNEL}")
+        except BaseException:
+            await writer.close()
+            raise
+        return cls(writer, listener, origin)
+
+    async def close(self) -> None:
+        for db in (self._writer, self._listener):
+            try:
+                await db.close()
+            except psycopg.Error:
+                pass
+
+    async def append(self, conversation_id: str, bodies: Sequence[str], numbered: Callable[[int], None] = lambda first: None) -> int | None:
+        """Store the updates (their wire JSON) in order; the number of the last one, None when
+        the space has no such conversation. `numbered(first)` learns the first's number before
+        the commit, so before any server can read them."""
+        db = self._writer
+        async with self._lock:
+            try:
+                return await self._append(db, conversation_id, bodies, numbered)
+            except psycopg.errors.ForeignKeyViolation:  # rolled back
+                return None
+
+    async def _append(self, db: psycopg.AsyncConnection, conversation_id: str, bodies: Sequence[str], numbered: Callable[[int], None]) -> int:
+        n = len(bodies)
+        async with db.transaction():
+            row = await (
+                await db.execute(
+                    "INSERT INTO event_counters(conversation_id, last_event) VALUES (%s, %s) ON CONFLICT (conversation_id) "
+                    "DO UPDATE SET last_event = event_counters.last_event + excluded.last_event RETURNING last_event",
+                    (conversation_id, n),
+                )
+            ).fetchone()
+            last = row[0]
+            first, now = last - n + 1, time.time()
+            async with db.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO events(conversation_id, seq, origin, body, created_at) VALUES (%s, %s, %s, %s, %s)",
+                    [(conversation_id, first + i, self.origin, body, now) for i, body in enumerate(bodies)],
+                )
+            await db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{first} {last} {conversation_id}"))
+            numbered(first)
+        return last
+
+    async def read(self, conversation_id: str, after: int, limit: int = 1000) -> list[tuple[int, str]]:
+        """(number, wire JSON) of the conversation's updates after number `after`, in order."""
+        async with self._lock:
+            cur = await self._writer.execute(
+                "SELECT seq, body FROM events WHERE conversation_id = %s AND seq > %s ORDER BY seq LIMIT %s", (conversation_id, after, limit)
+            )
+            return [(seq, body) for seq, body in await cur.fetchall()]
+
+    async def notices(self) -> AsyncIterator[tuple[str, int, int]]:
+        """(conversation id, first, last number) of each append on the space, as they commit."""
+        async for notice in self._listener.notifies():
+            first, last, cid = notice.payload.split(" ", 2)
+            yield cid, int(first), int(last)

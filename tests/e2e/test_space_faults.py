@@ -1,0 +1,173 @@
+"""A team space's faults, over stdio with a real server on a real PostgreSQL of the test's own
+(PROTOCOL.md, "Team spaces on PostgreSQL"): PostgreSQL restarted while attached, and the network
+cut in the middle of a turn. Each time the server says so (offline, why, never the password),
+keeps local work going, reconnects by itself, and nothing stored is lost or doubled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+import pg_cluster
+from protocol import methods
+
+from .conftest import script
+from .editor import Editor
+from .test_space import rows, space
+
+
+def states(editor: Editor) -> list[str]:
+    return [u["space"]["state"] for u in editor.of_kind("space_changed")]
+
+
+async def now(editor: Editor, state: str, times: int = 1, timeout: float = 30) -> dict:
+    """The `times`-th space_changed saying `state`."""
+    def found():
+        said = [u for u in editor.of_kind("space_changed") if u["space"]["state"] == state]
+        return said[times - 1] if len(said) >= times else None
+
+    return await editor.wait_for(found, timeout=timeout)
+
+
+async def refused(editor: Editor, conversation: str) -> str:
+    with pytest.raises(JsonRpcException) as failed:
+        await editor.request(methods.CHAT_SEND, {"text": "hello?", "conversationId": conversation})
+    assert failed.value.code == -32803  # LSP's RequestFailed
+    return failed.value.message
+
+
+async def test_postgresql_restarted_while_attached(own_pg, tmp_path):
+    url, folder = own_pg
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    editor = Editor(workspace, tmp_path / "config")
+    await editor.start({**script(workspace, {"text": "one"}, {"text": "local"}, {"text": "two"}), **space(url)})
+    try:
+        await now(editor, "connected")
+        await editor.chat("before", conversationId="conv-f-1")
+
+        pg_cluster.halt(folder)
+        offline = await now(editor, "offline")
+        assert "127.0.0.1" in offline["space"]["error"]
+        assert "'team'" in await refused(editor, "conv-f-1")
+        ended = await editor.chat("meanwhile", conversationId="conv-f-local")  # local work goes on
+        assert ended["outcome"] == "completed"
+
+        pg_cluster.resume(folder)
+        await now(editor, "connected", times=2)
+        ended = await editor.chat("after", conversationId="conv-f-1")
+        assert ended["outcome"] == "completed"
+        assert rows(url, "SELECT seq, role, text FROM messages WHERE conversation_id = %s ORDER BY seq", "conv-f-1") == [
+            (1, "user", "before"), (2, "assistant", "one"), (3, "user", "after"), (4, "assistant", "two"),
+        ]
+        assert pg_cluster.PASSWORD not in json.dumps(editor.updates)
+    finally:
+        await editor.stop()
+    assert pg_cluster.PASSWORD not in "".join(editor.stderr)
+
+
+class Network:
+    """A TCP relay between the server and PostgreSQL that the test cuts (every connection reset,
+    new ones refused) and mends."""
+
+    def __init__(self, port: int):
+        self.target = port
+        self.up = True
+        self.pairs: list[socket.socket] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, url: str) -> str:
+        return url.replace(f":{self.target}/", f":{self.port}/")
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.up:
+                _reset(client)
+                continue
+            server = socket.create_connection(("127.0.0.1", self.target))
+            self.pairs += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    def _pipe(self, a: socket.socket, b: socket.socket):
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        _reset(b)
+
+    def cut(self):
+        self.up = False
+        for s in self.pairs:
+            _reset(s)
+        self.pairs = []
+
+    def mend(self):
+        self.up = True
+
+    def close(self):
+        self.listener.close()
+        self.cut()
+
+
+def _reset(s: socket.socket) -> None:
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # close sends RST
+        s.close()
+    except OSError:
+        pass
+
+
+async def test_the_network_cut_in_the_middle_of_a_turn(own_pg, tmp_path):
+    url, folder = own_pg
+    network = Network(int(url.rsplit(":", 1)[1].split("/")[0]))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    editor = Editor(workspace, tmp_path / "config")
+    edit = {"toolCalls": [{"name": "write_to_file", "arguments": {"path": "a.md", "content": "written\n"}}]}
+    await editor.start({**script(workspace, edit, {"text": "local"}, {"text": "again"}), **space(network.url(url))})
+    waiting = asyncio.get_running_loop().create_future()
+    editor.decide = lambda request: waiting  # the turn waits on the user: the network goes meanwhile
+    try:
+        await now(editor, "connected")
+        await editor.request(methods.CHAT_SEND, {"text": "write it", "conversationId": "conv-f-2"})
+        await editor.wait_for(lambda: editor.approvals)
+        network.cut()
+        waiting.set_result({"decision": "approve"})
+        ended = await editor.wait_for(lambda: editor.of_kind("turn_ended"))
+        assert ended[0]["outcome"] == "failed"
+        offline = await now(editor, "offline")
+        assert "127.0.0.1" in offline["space"]["error"] and "TaskGroup" not in offline["space"]["error"]
+        [call] = [u for u in editor.of_kind("tool_call") if u["status"] == "failed"]  # every call given a result
+        assert call["error"]["type"] == "TurnFailed"
+        assert not (workspace / "a.md").exists()  # its checkpoint could not be taken: nothing written
+        assert "'team'" in ended[0]["error"]["message"]
+        ended = await editor.chat("meanwhile", conversationId="conv-f-local")  # local work goes on
+        assert ended["outcome"] == "completed"
+        assert "'team'" in await refused(editor, "conv-f-2")
+
+        network.mend()
+        await now(editor, "connected", times=2)
+        editor.decide = lambda request: {"decision": "approve"}
+        ended = await editor.chat("and now?", conversationId="conv-f-2")
+        assert ended["outcome"] == "completed"
+        stored = rows(url, "SELECT seq, role, text, id FROM messages WHERE conversation_id = %s ORDER BY seq", "conv-f-2")
+        assert [seq for seq, *_ in stored] == list(range(1, len(stored) + 1))
+        assert len({mid for *_, mid in stored}) == len(stored)  # nothing doubled
+        assert [(role, text) for _, role, text, _ in stored if role == "user"] == [("user", "write it"), ("user", "and now?")]
+        assert stored[-1][1:3] == ("assistant", "again")
+    finally:
+        network.close()
+        await editor.stop()

@@ -1,0 +1,139 @@
+"""A space conversation's updates through the space's feed (server/state/pg/feed.py) and the
+session's Fanout (server/agent/fanout.py), on a real PostgreSQL: two servers publishing into
+one conversation at once, and both servers' clients seeing the same updates in the same order,
+numbered 1, 2, 3 … without a gap; a server that missed notices catching up; the rest of the
+updates going straight to the clients."""
+
+from __future__ import annotations
+
+import anyio
+
+import protocol
+from server.agent.fanout import Fanout
+
+class Client:
+    """What a server's clients receive."""
+
+    def __init__(self):
+        self.updates: list = []
+
+    def publish(self, update) -> None:
+        self.updates.append(update)
+
+    def show_message(self, level, text) -> None:
+        self.updates.append(("message", level, text))
+
+
+def conversation(url: str, cid: str) -> None:
+    from server.state.pg import SpaceStore
+
+    store = SpaceStore(url)
+    store.ensure_conversation(cid)
+    store.close()
+
+
+async def feed(url: str, origin: str):
+    from server.state.pg.feed import Feed
+
+    return await Feed.open(url, None, origin)
+
+
+def delta(cid: str, text: str):
+    return protocol.MessageDelta(conversation_id=cid, agent="modus", turn_id="turn-1", text=text)
+
+
+async def until(check, timeout: float = 10.0):
+    with anyio.fail_after(timeout):
+        while not check():
+            await anyio.sleep(0.01)
+
+
+async def test_two_servers_see_one_order_numbered_without_gaps(pg_url):
+    conversation(pg_url, "conv-1")
+    a_client, b_client = Client(), Client()
+    a, b = Fanout(a_client, lambda cid: True), Fanout(b_client, lambda cid: True)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(a.run, await feed(pg_url, "srv-a"))
+        tg.start_soon(b.run, await feed(pg_url, "srv-b"))
+        await until(lambda: a.feed is not None and b.feed is not None)
+        for n in range(100):  # both at once, each sometimes several before the loop runs
+            a.publish(delta("conv-1", f"a{n}"))
+            if n % 3 == 0:
+                b.publish(delta("conv-1", f"b{n}"))
+            if n % 7 == 0:
+                await anyio.sleep(0)
+        await until(lambda: len(a_client.updates) == len(b_client.updates) == 134)
+        tg.cancel_scope.cancel()
+    seen_a = [(u.seq, u.text) for u in a_client.updates]
+    seen_b = [(u.seq, u.text) for u in b_client.updates]
+    assert seen_a == seen_b  # one order on both servers
+    assert [seq for seq, _ in seen_a] == list(range(1, 135))  # numbered without a gap
+    assert [t for _, t in seen_a if t[0] == "a"] == [f"a{n}" for n in range(100)]  # each server's in its own order
+    assert [t for _, t in seen_a if t[0] == "b"] == [f"b{n}" for n in range(0, 100, 3)]
+    assert all(isinstance(u, protocol.MessageDelta) and u.turn_id == "turn-1" for u in b_client.updates)
+
+
+async def test_a_server_that_missed_notices_catches_up_in_order(pg_url):
+    conversation(pg_url, "conv-1")
+    a_client, b_client = Client(), Client()
+    a, b = Fanout(a_client, lambda cid: True), Fanout(b_client, lambda cid: True)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(a.run, await feed(pg_url, "srv-a"))
+        b_scope = anyio.CancelScope()
+
+        async def run_b(f, scope):
+            with scope:
+                await b.run(f)
+
+        tg.start_soon(run_b, await feed(pg_url, "srv-b"), b_scope)
+        await until(lambda: a.feed is not None and b.feed is not None)
+        a.publish(delta("conv-1", "one"))
+        await until(lambda: len(b_client.updates) == 1)
+        b_scope.cancel()  # b's connection is gone: it hears nothing of the next two
+        await until(lambda: b.feed is None)
+        a.publish(delta("conv-1", "two"))
+        a.publish(delta("conv-1", "three"))
+        await until(lambda: len(a_client.updates) == 3)
+        tg.start_soon(run_b, await feed(pg_url, "srv-b"), anyio.CancelScope())  # b back, as after a reconnect
+        await until(lambda: b.feed is not None)
+        a.publish(delta("conv-1", "four"))
+        await until(lambda: len(b_client.updates) == 4)
+        tg.cancel_scope.cancel()
+    assert [(u.seq, u.text) for u in b_client.updates] == [(1, "one"), (2, "two"), (3, "three"), (4, "four")]
+
+
+async def test_local_conversations_server_updates_and_an_offline_space_go_straight_to_the_clients(pg_url):
+    conversation(pg_url, "conv-space")
+    client = Client()
+    fanout = Fanout(client, lambda cid: cid != "conv-local")
+    fanout.publish(delta("conv-space", "offline"))  # no feed yet: unnumbered, at once
+    assert [(u.seq, u.text) for u in client.updates] == [(None, "offline")]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fanout.run, await feed(pg_url, "srv-a"))
+        await until(lambda: fanout.feed is not None)
+        fanout.publish(delta("conv-local", "local"))
+        space = protocol.SpaceChanged(conversation_id="conv-space", space=protocol.SpaceInfo(name="team", member="ada", state="connected"))
+        fanout.publish(space)  # about this server: never fanned out
+        assert [u.seq for u in client.updates[1:]] == [None, None]
+        fanout.publish(delta("conv-space", "shared"))
+        fanout.publish(delta("conv-unknown-to-the-space", "x"))  # not the space's after all
+        await until(lambda: len(client.updates) == 5)
+        tg.cancel_scope.cancel()
+    assert {(u.text, u.seq) for u in client.updates[3:]} == {("shared", 1), ("x", None)}
+    fanout.show_message("info", "hi")  # the rest of the host's port is the host's
+    assert client.updates[-1] == ("message", "info", "hi")
+
+
+async def test_an_update_this_modus_does_not_know_is_skipped_and_the_rest_delivered(pg_url):
+    conversation(pg_url, "conv-1")
+    client = Client()
+    fanout = Fanout(client, lambda cid: True)
+    newer = await feed(pg_url, "srv-newer")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fanout.run, await feed(pg_url, "srv-a"))
+        await until(lambda: fanout.feed is not None)
+        await newer.append("conv-1", ['{"conversationId": "conv-1", "kind": "hologram"}', delta("conv-1", "known").model_dump_json(by_alias=True)])
+        await until(lambda: len(client.updates) == 1)
+        tg.cancel_scope.cancel()
+    await newer.close()
+    assert (client.updates[0].seq, client.updates[0].text) == (2, "known")
