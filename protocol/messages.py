@@ -419,6 +419,9 @@ class MessageUpdate(_UpdateBase):
     queued: Opt[bool] = None
     #: the images the message carries (fetched with `modus/chat/image`)
     images: Opt[list[ImageRef]] = None
+    #: a team space's conversation: the handle of the member who wrote this user message
+    #: (`metadata.member` in `modus/chat/history`)
+    member: Opt[str] = None
 
 
 class ToolError(Wire):
@@ -678,6 +681,32 @@ class SpaceChanged(_UpdateBase):
     space: SpaceInfo
 
 
+class NotificationUpdate(_UpdateBase):
+    """A member of the team space was @-mentioned in a message: to that member's clients only
+    (whichever server they are attached through), never numbered, never waking an agent."""
+
+    kind: Literal["notification"] = "notification"
+    #: who wrote the message: a member's handle, or an agent's name
+    from_: str = Field(alias="from")
+    #: the message, at most 1,000 characters of it
+    text: str
+    message_id: str
+
+
+class SpaceMember(Wire):
+    handle: str
+    display_name: Opt[str] = None
+    #: a server of this member is attached (it said so within the last 30 s)
+    online: bool
+
+
+class SpaceMembersResult(Wire):
+    """`modus/space/members`: the space's members, online ones first, then by handle; empty
+    without a space (or while it is offline)."""
+
+    members: list[SpaceMember]
+
+
 Update = Annotated[
     Union[
         TurnStarted,
@@ -693,6 +722,7 @@ Update = Annotated[
         TurnEnded,
         McpChanged,
         SpaceChanged,
+        NotificationUpdate,
         UsageUpdate,
         CondensedUpdate,
         ContextUpdate,

@@ -32,6 +32,7 @@ from .names import (
     PROMPT_GET,
     RULES_LIST,
     SKILLS_LIST,
+    SPACE_MEMBERS,
     MODELS_CHECK,
     STATE,
     TODOS_GET,
@@ -86,4 +87,5 @@ REQUESTS: dict[str, Request] = {
     SKILLS_LIST: Request("EmptyParams", "SkillsListResult"),
     MODELS_CHECK: Request("ModelCheckParams", "ModelCheckResult"),
     CHAT_IMAGE: Request("ChatImageParams", "ChatImageResult"),
+    SPACE_MEMBERS: Request("EmptyParams", "SpaceMembersResult"),
 }

@@ -30,6 +30,7 @@ CHECKPOINTS_RESTORE = "modus/checkpoints/restore"
 RULES_LIST = "modus/rules/list"
 COMMANDS_LIST = "modus/commands/list"
 SKILLS_LIST = "modus/skills/list"
+SPACE_MEMBERS = "modus/space/members"
 MODELS_CHECK = "modus/models/check"
 CHAT_IMAGE = "modus/chat/image"
 

@@ -22,6 +22,7 @@ export type Update =
   | TurnEnded
   | McpChanged
   | SpaceChanged
+  | NotificationUpdate
   | UsageUpdate
   | CondensedUpdate
   | ContextUpdate
@@ -106,6 +107,7 @@ export interface ModusProtocol {
   ModelsConfig?: ModelsConfig;
   ModesListResult?: ModesListResult;
   ModesSwitchParams?: ModesSwitchParams;
+  NotificationUpdate?: NotificationUpdate;
   PhaseChanged?: PhaseChanged;
   PhaseModels?: PhaseModels;
   PhaseSetParams?: PhaseSetParams;
@@ -130,6 +132,8 @@ export interface ModusProtocol {
   SkillsListResult?: SkillsListResult;
   SpaceChanged?: SpaceChanged;
   SpaceInfo?: SpaceInfo;
+  SpaceMember?: SpaceMember;
+  SpaceMembersResult?: SpaceMembersResult;
   SpaceSettings?: SpaceSettings;
   StartInModeArgs?: StartInModeArgs;
   State?: State;
@@ -906,6 +910,7 @@ export interface MessageUpdate {
   conversationId: string;
   images?: ImageRef[];
   kind: 'message';
+  member?: string;
   mentionsRefused?: RefusedMention[];
   messageId?: string;
   queued?: boolean;
@@ -1033,6 +1038,23 @@ export interface ModesListResult {
  */
 export interface ModesSwitchParams {
   slug: string;
+}
+/**
+ * A member of the team space was @-mentioned in a message: to that member's clients only
+ * (whichever server they are attached through), never numbered, never waking an agent.
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "NotificationUpdate".
+ */
+export interface NotificationUpdate {
+  agent?: string;
+  conversationId: string;
+  from: string;
+  kind: 'notification';
+  messageId: string;
+  seq?: number;
+  taskId?: string;
+  text: string;
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -1265,6 +1287,25 @@ export interface SpaceInfo {
   member: string;
   name: string;
   state: 'connecting' | 'connected' | 'offline';
+}
+/**
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "SpaceMember".
+ */
+export interface SpaceMember {
+  displayName?: string;
+  handle: string;
+  online: boolean;
+}
+/**
+ * `modus/space/members`: the space's members, online ones first, then by handle; empty
+ * without a space (or while it is offline).
+ *
+ * This interface was referenced by `ModusProtocol`'s JSON-Schema
+ * via the `definition` "SpaceMembersResult".
+ */
+export interface SpaceMembersResult {
+  members: SpaceMember[];
 }
 /**
  * This interface was referenced by `ModusProtocol`'s JSON-Schema
@@ -1554,6 +1595,7 @@ export interface Requests {
   "modus/prompt/get": { params: PromptGetParams; result: PromptGetResult };
   "modus/rules/list": { params: RulesListParams; result: RulesListResult };
   "modus/skills/list": { params: EmptyParams; result: SkillsListResult };
+  "modus/space/members": { params: EmptyParams; result: SpaceMembersResult };
   "modus/state": { params: EmptyParams; result: State };
   "modus/todos/get": { params: TodosGetParams; result: TodosGetResult };
   "modus/usage/get": { params: MaybeConversationParams; result: UsageGetResult };
@@ -1597,6 +1639,7 @@ export const Method = {
   promptGet: "modus/prompt/get",
   rulesList: "modus/rules/list",
   skillsList: "modus/skills/list",
+  spaceMembers: "modus/space/members",
   state: "modus/state",
   todosGet: "modus/todos/get",
   usageGet: "modus/usage/get",
