@@ -84,6 +84,15 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
         async def close(self):
             pass
 
+        async def here(self, handle, display_name):
+            pass
+
+        async def members(self):
+            return [("alice", None, True)]
+
+        async def leave(self):
+            pass
+
     async def feed(settings, origin):
         return FakeFeed()
 
