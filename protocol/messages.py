@@ -503,8 +503,9 @@ class TurnEnded(_UpdateBase):
     kind: Literal["turn_ended"] = "turn_ended"
     turn_id: str
     agent: str
-    outcome: Literal["completed", "failed", "cancelled", "awaiting_user"]
-    #: with `failed` and `cancelled`: why (also stored, see `modus/chat/history`); such a turn
+    #: `interrupted`: a team space's turn whose server died, ended by another attached server
+    outcome: Literal["completed", "failed", "cancelled", "awaiting_user", "interrupted"]
+    #: with `failed`, `cancelled` and `interrupted`: why (also stored, see `modus/chat/history`); such a turn
     #: can be run again with `modus/chat/retry`
     error: Opt[TurnError] = None
 

@@ -79,3 +79,8 @@ class BadRequest(ValueError):
 class RequestFailed(Exception):
     """The request was right, but what it asks for cannot be done now (a team space offline):
     answered with LSP's RequestFailed (-32803), the message saying why."""
+
+
+class TurnBusy(Exception):
+    """A team space's agent already runs a turn in the conversation, on another server: one turn
+    per agent per conversation across the space (the store's start_turn refuses a second)."""

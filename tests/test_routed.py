@@ -64,7 +64,7 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
 
     attempts, waits = [], []
 
-    def opening(settings, opened, lost):
+    def opening(settings, opened, lost, origin):
         attempts.append(settings.name)
         if len(attempts) < 3:
             raise OSError("connection refused by postgresql://alice:pw@h:5432/db, password pw")
@@ -92,6 +92,9 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
 
         async def leave(self):
             pass
+
+        async def renew(self):
+            return []
 
     async def feed(settings, origin):
         return FakeFeed()

@@ -45,7 +45,7 @@ def versions(url: str) -> list[int]:
 
 
 #: the schema version this Modus brings a space to
-LATEST = 3
+LATEST = 4
 SPACE_TABLES = {"schema_migrations", "meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos", "usage", "images", "events", "event_counters", "members", "presence"}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import protocol
 
@@ -131,18 +131,38 @@ class Conversations:
         turn is marked `interrupted`, in one transaction. Then the client is told, once: the
         next start finds the turn closed. Nothing of the turn runs again by itself."""
         for turn_id, cid, agent in self.store.open_turns():
-            text = INTERRUPTED_TURN.format(agent=agent)
-            with self.store.transaction():
-                for history_id in self.store.subconversations(cid):
-                    for call in self.store.unanswered_calls(history_id):
-                        result = tool_result(call.get("id"), call.get("name"), "Interrupted")
-                        self.add_message(StoredMessage(new_id("msg-"), history_id, "tool", INTERRUPTED_CALL, None, result))
-                ended = {"turnId": turn_id, **turn_ended("interrupted", "Interrupted", text)}
-                self.add_message(StoredMessage(new_id("msg-"), cid, "system", text, agent, ended))
-                self.store.end_turn(turn_id, "interrupted")
-            log.warning("turn %s of %s was interrupted when Modus stopped; its open tool calls were closed", turn_id, agent)
-            self.host.publish(protocol.MessageUpdate(conversation_id=cid, agent=agent, turn_id=turn_id, role="system", text=text))
-            self.host.show_message("warning", f"{text} {INTERRUPTED_NOTICE.format(conversation=cid)}")
+            if self._interrupt(turn_id, cid, agent, lambda: self.store.end_turn(turn_id, "interrupted") or True):  # noqa: B023
+                log.warning("turn %s of %s was interrupted when Modus stopped; its open tool calls were closed", turn_id, agent)
+                self.host.show_message("warning", f"{INTERRUPTED_TURN.format(agent=agent)} {INTERRUPTED_NOTICE.format(conversation=cid)}")
+
+    def close_abandoned_turns(self, turns: Sequence[tuple[str, str, str]], claim: Callable[[str], bool]) -> None:
+        """A team space's turns whose server died (their lease ran out), as close_interrupted_turns
+        closes this server's own; `claim(turn id)` marks one `interrupted` for the one server
+        that gets there first. Every attached server's clients see it end (`turn_ended`)."""
+        for turn_id, cid, agent in turns:
+            if self._interrupt(turn_id, cid, agent, lambda: claim(turn_id)):  # noqa: B023
+                log.warning("turn %s of %s ended interrupted: its server left the space", turn_id, agent)
+                text = INTERRUPTED_TURN.format(agent=agent)
+                self.host.publish(
+                    protocol.TurnEnded(conversation_id=cid, agent=agent, turn_id=turn_id, outcome="interrupted",
+                                       error=protocol.TurnError(type="Interrupted", message=text))
+                )
+
+    def _interrupt(self, turn_id: str, cid: str, agent: str, close: Callable[[], bool]) -> bool:
+        """Every call of the turn given a result and its end said, with `close()` (False: it was
+        closed already), in one transaction; the clients told."""
+        text = INTERRUPTED_TURN.format(agent=agent)
+        with self.store.transaction():
+            if not close():
+                return False
+            for history_id in self.store.subconversations(cid):
+                for call in self.store.unanswered_calls(history_id):
+                    result = tool_result(call.get("id"), call.get("name"), "Interrupted")
+                    self.add_message(StoredMessage(new_id("msg-"), history_id, "tool", INTERRUPTED_CALL, None, result))
+            ended = {"turnId": turn_id, **turn_ended("interrupted", "Interrupted", text)}
+            self.add_message(StoredMessage(new_id("msg-"), cid, "system", text, agent, ended))
+        self.host.publish(protocol.MessageUpdate(conversation_id=cid, agent=agent, turn_id=turn_id, role="system", text=text))
+        return True
 
     def cut(self, cid: str, seq: int) -> None:
         """The conversation as it was at message `seq`: later messages marked cut (kept in the

@@ -17,7 +17,7 @@ from protocol import (
     TurnStarted,
 )
 
-from ..errors import Denied, RequestFailed
+from ..errors import Denied, RequestFailed, TurnBusy
 from ..modes import GROUP_TOOLS
 from ..providers import ChatMessage, ModelError, ModelRequest, ToolCallRequest
 from ..providers.xmlcalls import XmlCallParser
@@ -108,7 +108,13 @@ async def run_turn(
     chain = summons.chain = summons.chain or Chain.start([agent])
     turn = Turn(session, conversation_id, history_id or conversation_id, agent, new_id("turn-"), summons=summons)
     turn.summons_at = len(session.histories.get(turn.history_id, agent).messages)
-    session.store.start_turn(turn.turn_id, conversation_id, agent)
+    while True:  # one turn per agent per conversation across a team space
+        await session.space.turn_free(conversation_id, agent)
+        try:
+            session.store.start_turn(turn.turn_id, conversation_id, agent)
+            break
+        except TurnBusy:  # its turn there ended a moment ago, or its server died: not closed yet
+            await anyio.sleep(0.5)
     turn.publish(TurnStarted, turn_id=turn.turn_id, woken_by=summons.woken_by)
     outcome, answer = "failed", None
     wakes = []

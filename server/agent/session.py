@@ -97,6 +97,7 @@ class Session:
         self.space = SpaceLink(  # first: it sets aside a space conversation the state cannot read yet
             self.routed, host, lambda: self.config.settings, lambda: self.conversation_id, self.conversations.make_current,
             changed=lambda: host.publish(protocol.StateChanged(conversation_id=self.conversation_id, state=self.state())),
+            close_turns=self.conversations.close_abandoned_turns,
         )
         self.histories = self.conversations.histories
         self.rulebook = RuleBook(self.config, self.conversations.touched, self.store, lambda: self.conversation_id, self.responder, self.mode_of)

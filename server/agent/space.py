@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 MAX_RETRY_SECONDS = 30.0
 #: How often an attached server says its member is here (online: said within 30 s).
 HERE_SECONDS = 10.0
+#: How often a turn waiting for the same agent's turn on another server looks again.
+TURN_POLL_SECONDS = 0.5
 
 #: The local meta key of the space conversation set aside while its space is out of reach.
 RESUME_KEY = "space.resume"
@@ -94,6 +96,7 @@ class SpaceLink:
         current: Callable[[], str],
         make_current: Callable[[str], None],
         changed: Callable[[], None],
+        close_turns: Callable[[Sequence[tuple[str, str, str]], Callable[[str], bool]], None] = lambda turns, claim: None,
     ):
         """`current`, `make_current`: the current conversation, and making one current (a new one
         if unknown); `changed`: tell the clients the state changed (the space was removed from the
@@ -101,6 +104,8 @@ class SpaceLink:
         the space is not attached yet, so a current space conversation is set aside at once."""
         self.routed = store
         self.changed = changed
+        #: close turns of the space whose server is gone (Conversations.close_abandoned_turns)
+        self.close_turns = close_turns
         #: the session's host: the space's updates go through it while attached
         self.host = self.fanout = host
         #: this server, among the space's (the events it appends name it)
@@ -185,6 +190,9 @@ class SpaceLink:
                     continue
                 self.routed.attach(store, space.name)
                 try:
+                    unended, self.routed.unended = self.routed.unended, []
+                    if unended:  # this server's turns that ended while away: closed, their calls given results
+                        self.close_turns(unended, store.claim_own_turn)
                     back = self.resume.take_back()
                 except Exception as exc:  # noqa: BLE001 - the connection broke at once: the feed says so next
                     log.warning("space %s: the conversation set aside is not current again: %s", space.name, _reason(exc, space))
@@ -214,11 +222,23 @@ class SpaceLink:
                 await anyio.sleep(wait)
 
     async def _here(self, feed: Any, space: SpaceSettings) -> None:
-        """Every few seconds: this server's member is here, and who else is."""
+        """Every few seconds: this server's member is here, and who else is; its running turns
+        leased again, and the turns of servers that are gone closed (the first server to claim
+        one closes it)."""
         while True:
             await anyio.sleep(HERE_SECONDS)
             await feed.here(space.member, space.display_name)
             self._people = await feed.members()
+            abandoned = await feed.renew()
+            store = self.routed.space
+            if abandoned and store is not None:
+                self.close_turns(abandoned, store.claim_turn)
+
+    async def turn_free(self, cid: str, agent: str) -> None:
+        """Wait while the agent runs a turn in this space conversation on another server (one
+        turn per agent per conversation across the space; a dead server's ends within 30 s)."""
+        while (store := self.routed.space) is not None and self.routed.in_space(cid) and store.busy(cid, agent):
+            await anyio.sleep(TURN_POLL_SECONDS)
 
     # -- the space's members (the People port of Intake and the agents list)
 
@@ -278,7 +298,7 @@ class SpaceLink:
         """The space's store (opened off the event loop) and its feed."""
         opened: list[Any] = []
         try:
-            await anyio.to_thread.run_sync(_open, space, opened, self._lost)
+            await anyio.to_thread.run_sync(_open, space, opened, self._lost, self.origin)
         finally:
             if scope.cancel_called and opened:  # a newer setting won while it connected
                 opened.pop().close()
@@ -333,11 +353,11 @@ async def _open_feed(space: SpaceSettings, origin: str) -> Any:
     return await Feed.open(space.url, _password(space), origin)
 
 
-def _open(space: SpaceSettings, opened: list[Any], lost: Callable[[str], None]) -> None:
+def _open(space: SpaceSettings, opened: list[Any], lost: Callable[[str], None], origin: str) -> None:
     """Open the space's store (blocking: run in a worker thread); it lands in `opened`."""
     from ..state.pg import SpaceStore
 
-    opened.append(SpaceStore(space.url, password=_password(space), name=space.name, lost=lost))
+    opened.append(SpaceStore(space.url, password=_password(space), name=space.name, lost=lost, origin=origin))
 
 
 def _reason(exc: BaseException, space: SpaceSettings) -> str:

@@ -38,8 +38,10 @@ class Routed:
         self.space_error: str | None = None
         #: conversation id → True (the space's) / False (local), as found
         self._homes: dict[str, bool] = {}
-        #: turn id → the store it was started in
-        self._turns: dict[str, Any] = {}
+        #: running turn id → (its conversation, its agent)
+        self._turns: dict[str, tuple[str, str]] = {}
+        #: (turn id, conversation, agent) of the space's turns that ended while it was out of reach
+        self.unended: list[tuple[str, str, str]] = []
 
     # -- the space
 
@@ -98,15 +100,29 @@ class Routed:
             yield
 
     def start_turn(self, turn_id: str, conversation_id: str, agent: str) -> None:
-        store = self._for(conversation_id)
-        store.start_turn(turn_id, conversation_id, agent)
-        self._turns[turn_id] = store
+        self._for(conversation_id).start_turn(turn_id, conversation_id, agent)
+        self._turns[turn_id] = (conversation_id, agent)
 
     def end_turn(self, turn_id: str, outcome: str) -> None:
-        self._turns.get(turn_id, self.local).end_turn(turn_id, outcome)
+        """In the store of the turn's conversation as it is now (a space reattached meanwhile:
+        the new connection). A space turn whose end cannot be stored is remembered (`unended`),
+        for the link to close once the space is back."""
+        found = self._turns.pop(turn_id, None)
+        if found is None:
+            self.local.end_turn(turn_id, outcome)
+            return
+        try:
+            self._for(found[0]).end_turn(turn_id, outcome)
+        except RequestFailed:
+            self.unended.append((turn_id, *found))
+            raise
 
     def reopen_turn(self, turn_id: str) -> None:
-        self._turns.get(turn_id, self.local).reopen_turn(turn_id)
+        found = self._turns.get(turn_id)
+        self._for(found[0] if found else None).reopen_turn(turn_id)
+        if found is None:
+            return
+        self._turns[turn_id] = found
 
     def open_turns(self) -> list[tuple[str, str, str]]:
         return self.local.open_turns()

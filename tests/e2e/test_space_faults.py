@@ -168,6 +168,65 @@ async def test_the_network_cut_in_the_middle_of_a_turn(own_pg, tmp_path):
         assert len({mid for *_, mid in stored}) == len(stored)  # nothing doubled
         assert [(role, text) for _, role, text, _ in stored if role == "user"] == [("user", "write it"), ("user", "and now?")]
         assert stored[-1][1:3] == ("assistant", "again")
+        assert [role for _, role, _, _ in stored] == ["user", "assistant", "tool", "system", "user", "assistant"]  # the cut call got a result
+        assert rows(url, "SELECT outcome FROM turns ORDER BY started_at") == [("interrupted",), ("completed",)]  # closed once back
     finally:
         network.close()
         await editor.stop()
+
+
+async def test_a_dead_server_s_turn_is_ended_interrupted_by_another_within_30_seconds(pg_url, tmp_path):
+    """Alice's server dies in the middle of a turn (a call waiting for her approval): Bob's server
+    closes the turn within 30 s of its lease's last renewal — the call given a result, the turn
+    ended `interrupted` — once, and both editors' histories agree."""
+    ws_a, ws_b = tmp_path / "a", tmp_path / "b"
+    ws_a.mkdir(), ws_b.mkdir()
+    alice, bob = Editor(ws_a, tmp_path / "config-a"), Editor(ws_b, tmp_path / "config-b")
+    edit = {"toolCalls": [{"name": "write_to_file", "arguments": {"path": "a.md", "content": "never\n"}}]}
+    await alice.start({**script(ws_a, edit), **space(pg_url)})
+    await bob.start(space(pg_url, member="bob"))
+    try:
+        await now(alice, "connected"), await now(bob, "connected")
+        alice.decide = lambda request: asyncio.get_running_loop().create_future()  # never answered
+        await alice.request(methods.CHAT_SEND, {"text": "write it", "conversationId": "conv-f-3"})
+        await alice.wait_for(lambda: alice.approvals)
+        [started] = await bob.wait_for(lambda: [u for u in bob.of_kind("turn_started") if u["conversationId"] == "conv-f-3"])
+        await alice.kill()
+
+        ended = await bob.wait_for(lambda: [u for u in bob.of_kind("turn_ended") if u["conversationId"] == "conv-f-3"], timeout=45)
+        assert [(u["turnId"], u["outcome"], u["error"]["type"]) for u in ended] == [(started["turnId"], "interrupted", "Interrupted")]
+        stored = rows(pg_url, "SELECT role, metadata::text FROM messages WHERE conversation_id = %s ORDER BY seq", "conv-f-3")
+        assert [role for role, _ in stored] == ["user", "assistant", "tool", "system"]  # the call got its result, once
+        assert '"Interrupted"' in stored[2][1]
+        assert rows(pg_url, "SELECT outcome FROM turns WHERE id = %s", started["turnId"]) == [("interrupted",)]
+    finally:
+        await bob.stop()
+
+
+async def test_one_turn_per_agent_per_conversation_across_the_space(pg_url, tmp_path):
+    """Bob's message wakes the agent while it runs a turn on Alice's server (waiting for her
+    approval): Bob's turn starts only after Alice's has ended, never beside it."""
+    ws_a, ws_b = tmp_path / "a", tmp_path / "b"
+    ws_a.mkdir(), ws_b.mkdir()
+    alice, bob = Editor(ws_a, tmp_path / "config-a"), Editor(ws_b, tmp_path / "config-b")
+    edit = {"toolCalls": [{"name": "write_to_file", "arguments": {"path": "a.md", "content": "alice\n"}}]}
+    await alice.start({**script(ws_a, edit, {"text": "alice's done"}), **space(pg_url)})
+    await bob.start({**script(ws_b, {"text": "bob's answer"}), **space(pg_url, member="bob")})
+    try:
+        await now(alice, "connected"), await now(bob, "connected")
+        answer = asyncio.get_running_loop().create_future()
+        alice.decide = lambda request: answer
+        await alice.request(methods.CHAT_SEND, {"text": "write it", "conversationId": "conv-f-4"})
+        await alice.wait_for(lambda: alice.approvals)
+        await bob.wait_for(lambda: [u for u in bob.of_kind("turn_started") if u["conversationId"] == "conv-f-4"])
+        await bob.request(methods.CHAT_SEND, {"text": "and me?", "conversationId": "conv-f-4"})
+        await asyncio.sleep(2)  # Bob's turn waits
+        assert len([u for u in bob.of_kind("turn_started") if u["conversationId"] == "conv-f-4"]) == 1
+        answer.set_result({"decision": "approve"})
+        await bob.wait_for(lambda: len([u for u in bob.of_kind("turn_ended") if u["conversationId"] == "conv-f-4"]) == 2, timeout=20)
+        order = [(u["kind"], u.get("outcome")) for u in bob.updates if u.get("conversationId") == "conv-f-4" and u["kind"] in ("turn_started", "turn_ended")]
+        assert order == [("turn_started", None), ("turn_ended", "completed"), ("turn_started", None), ("turn_ended", "completed")]
+        assert (ws_a / "a.md").read_text() == "alice\n"  # Alice's turn ran on her checkout
+    finally:
+        await bob.stop()
+        await alice.stop()

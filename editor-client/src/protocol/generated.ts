@@ -1475,7 +1475,7 @@ export interface TurnEnded {
   conversationId: string;
   error?: TurnError;
   kind: 'turn_ended';
-  outcome: 'completed' | 'failed' | 'cancelled' | 'awaiting_user';
+  outcome: 'completed' | 'failed' | 'cancelled' | 'awaiting_user' | 'interrupted';
   seq?: number;
   taskId?: string;
   turnId: string;

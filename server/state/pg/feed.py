@@ -20,15 +20,13 @@ from typing import AsyncIterator, Callable, Sequence
 import anyio
 import psycopg
 
-from .store import LIVELY, connection_options
+from .store import LEASE_SECONDS, LIVELY, NOW as _NOW, connection_options
 
 CHANNEL = "modus_events"
 #: a member @-mentioned: `{"to": handle, ...}`, for that member's servers
 MEMBERS_CHANNEL = "modus_members"
 #: a member is online while one of its servers said so within this many seconds
 ONLINE_SECONDS = 30
-#: the seconds of PostgreSQL's clock (every server's presence is timed by the same clock)
-_NOW = "extract(epoch from clock_timestamp())"
 
 
 class Feed:
@@ -146,6 +144,21 @@ class Feed:
                 (ONLINE_SECONDS,),
             )
             return [(handle, name, online) for handle, name, online in await cur.fetchall()]
+
+    # -- turns
+
+    async def renew(self) -> list[tuple[str, str, str]]:
+        """This server's running turns leased again; (turn id, conversation id, agent) of the
+        other servers' turns whose lease ran out (their server is gone)."""
+        async with self._lock:
+            await self._writer.execute(
+                f"UPDATE turns SET lease_until = {_NOW} + %s WHERE server = %s AND outcome IS NULL", (LEASE_SECONDS, self.origin)
+            )
+            cur = await self._writer.execute(
+                f"SELECT id, conversation_id, agent FROM turns WHERE outcome IS NULL AND lease_until < {_NOW} AND server <> %s ORDER BY started_at",
+                (self.origin,),
+            )
+            return [tuple(row) for row in await cur.fetchall()]
 
     async def notify(self, to: str, notice: dict) -> None:
         """Tell the servers of member `to` (`notice` with `to` added, at most ~7 KB of JSON)."""

@@ -167,7 +167,19 @@ CREATE TABLE presence (
 CREATE INDEX presence_by_member ON presence(handle, seen_at);
 """
 
-MIGRATIONS: tuple[str, ...] = (SPACE_1, EVENTS, MEMBERS)
+# 4: turns across servers. A running turn is leased by the server it runs on (`server`, its
+# `lease_until` renewed every 10 s by PostgreSQL's clock); a turn whose lease ran out (its server
+# died, or lost the space) is closed `interrupted` by another attached server, every call given a
+# result: the first to claim it (an UPDATE of its row that found it still open) does. One turn
+# per agent per conversation across the space: a second open one is refused by the index.
+LEASES = """
+ALTER TABLE turns ADD COLUMN server TEXT;
+ALTER TABLE turns ADD COLUMN lease_until DOUBLE PRECISION;
+CREATE INDEX turns_leased ON turns(lease_until) WHERE outcome IS NULL;
+CREATE UNIQUE INDEX turns_one_running ON turns(conversation_id, agent) WHERE outcome IS NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (SPACE_1, EVENTS, MEMBERS, LEASES)
 
 
 class SpaceTooNew(Exception):

@@ -25,7 +25,7 @@ import psycopg
 from psycopg.types.json import Json
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import RequestFailed
+from ...errors import RequestFailed, TurnBusy
 from ...inbound import without_lone_surrogates
 from ..records import Recovered, StoredMessage
 from ..sql import SqlStore
@@ -58,6 +58,12 @@ def _storable_json(value: Any) -> Any:
     return value
 
 
+#: PostgreSQL's clock, in seconds: leases and presence are timed by it, not by each machine's
+NOW = "extract(epoch from clock_timestamp())"
+#: How long a running turn's lease lasts without renewal (renewed every 10 s): a dead server's
+#: turns are closed within LEASE_SECONDS + 10 s.
+LEASE_SECONDS = 20
+
 #: A call of the core blocks its event loop: a dead peer must fail it in seconds, not hang it.
 #: tcp_user_timeout bounds a write that the network stopped acknowledging, the keepalives a read
 #: from a server that went away.
@@ -85,7 +91,7 @@ class SpaceStore(SqlStore):
 
     def __init__(
         self, url: str, *, password: str | None = None, min_size: int = 1, max_size: int = 4, connect_timeout: int = 10,
-        name: str | None = None, lost: Callable[[str], None] = lambda why: None,
+        name: str | None = None, lost: Callable[[str], None] = lambda why: None, origin: str = "",
     ):
         """`name`: the space's, for the errors; `lost(why)`: told when a call finds PostgreSQL
         gone (restarted, the network cut), before the call fails with RequestFailed."""
@@ -93,6 +99,8 @@ class SpaceStore(SqlStore):
         self.url_where = where(url)
         self.name = name
         self.lost = lost
+        #: the server this store is of: the turns it starts are leased to it
+        self.origin = origin
         self._secrets = (url, password)
         kwargs = connection_options(password, connect_timeout)
         try:
@@ -176,6 +184,33 @@ class SpaceStore(SqlStore):
 
     def _key(self, key: str) -> str:
         return key
+
+    def start_turn(self, turn_id: str, conversation_id: str, agent: str) -> None:
+        """The turn, leased to this server for LEASE_SECONDS (renewed while it runs); TurnBusy
+        when the agent runs one in the conversation already (on another server)."""
+        try:
+            self._run(
+                f"INSERT INTO turns(id, conversation_id, agent, started_at, server, lease_until) VALUES (?, ?, ?, ?, ?, {NOW} + ?)",
+                (turn_id, conversation_id, agent, time.time(), self.origin, LEASE_SECONDS),
+            )
+        except psycopg.errors.UniqueViolation:
+            raise TurnBusy(f"{agent} runs a turn in {conversation_id} on another server of the space") from None
+
+    def busy(self, conversation_id: str, agent: str) -> bool:
+        """The agent runs a turn in the conversation on another server (its lease alive)."""
+        return self._one(
+            f"SELECT 1 FROM turns WHERE conversation_id = ? AND agent = ? AND outcome IS NULL AND server <> ? AND lease_until > {NOW}",
+            (conversation_id, agent, self.origin),
+        ) is not None
+
+    def claim_turn(self, turn_id: str) -> bool:
+        """Close another server's turn whose lease ran out: True for the one server that does."""
+        cur = self._run(f"UPDATE turns SET outcome = 'interrupted' WHERE id = ? AND outcome IS NULL AND lease_until < {NOW}", (turn_id,))
+        return cur.rowcount == 1
+
+    def claim_own_turn(self, turn_id: str) -> bool:
+        """Close a turn of this server that ended while the space was out of reach."""
+        return self._run("UPDATE turns SET outcome = 'interrupted' WHERE id = ? AND outcome IS NULL", (turn_id,)).rowcount == 1
 
     def add_message(self, message: StoredMessage) -> StoredMessage:
         """The message stored with the conversation's next number: taking it locks the
