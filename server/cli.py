@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     acp.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     demo = sub.add_parser("demo", help="run the offline demo: a scripted session against a real server")
     demo.add_argument("--acp", action="store_true", help="drive `modus acp` (the Agent Client Protocol) instead of the language server")
+    demo.add_argument("--space", action="store_true",
+                      help="a team space: two members and an agent on a PostgreSQL the demo starts and removes (needs initdb and pg_ctl)")
     space = sub.add_parser("space", help="team spaces on PostgreSQL (see `modus space init --help`)",
                            description="Team spaces: the shared state of a team's conversations, on PostgreSQL.")
     space_sub = space.add_subparsers(dest="space_command", required=True, metavar="{init}")
@@ -96,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "space":
         return _space_init(args.url, args.password_env)
     if args.command == "demo":
+        if args.space:
+            from .demo.space import main as demo_space
+
+            return demo_space()
         if args.acp:
             from .demo.acp import main as demo_acp
 

@@ -311,3 +311,18 @@ async def test_members_online_and_a_mention_notifies_only_that_member_s_clients(
     finally:
         await carol.stop()
         await alice.stop()
+
+
+def test_the_space_demo_runs_and_leaves_nothing_behind(pg_cluster_url):
+    """`modus demo --space`: its own PostgreSQL started and removed, two members and an agent."""
+    import subprocess
+    import sys
+    import tempfile
+
+    before = set(Path(tempfile.gettempdir()).glob("modus-demo-*"))
+    run = subprocess.run([sys.executable, "-m", "server", "demo", "--space"], capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "🔔 Bob's editor: alice mentioned you" in run.stdout
+    assert "in one order, numbered 1–" in run.stdout and ": NO" not in run.stdout
+    assert "Bob (offline)" in run.stdout and "postgres ▸ stopped and removed" in run.stdout
+    assert set(Path(tempfile.gettempdir()).glob("modus-demo-*")) == before
