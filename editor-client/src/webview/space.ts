@@ -4,7 +4,7 @@
 // change of the space and every 30 s while the chat is shown (see ../space.ts).
 import type { SpaceMember } from '../protocol/generated';
 import type { ViewState } from '../protocol/view';
-import { byId, el } from './dom';
+import { byId, el, icon } from './dom';
 
 export interface Space {
   box: HTMLElement;
@@ -42,9 +42,7 @@ export function render(s: Space, view: ViewState) {
   }
   const name = el('span', 'space-name', space.name);
   name.title = `Team space "${space.name}": you are @${space.member}`;
-  const icon = el('span', 'space-icon', '👥');
-  icon.setAttribute('aria-hidden', 'true');
-  box.replaceChildren(el('div', 'space-head', undefined, icon, name, state, members));
+  box.replaceChildren(el('div', 'space-head', undefined, el('span', 'space-icon', undefined, icon('people')), name, state, members));
   if (space.state === 'offline' && space.error) box.appendChild(el('div', 'space-error', space.error));
 }
 
