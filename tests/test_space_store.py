@@ -45,8 +45,8 @@ def versions(url: str) -> list[int]:
 
 
 #: the schema version this Modus brings a space to
-LATEST = 2
-SPACE_TABLES = {"schema_migrations", "meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos", "usage", "images", "events", "event_counters"}
+LATEST = 3
+SPACE_TABLES = {"schema_migrations", "meta", "conversations", "messages", "turns", "tasks", "plans", "plan_state", "todos", "usage", "images", "events", "event_counters", "members", "presence"}
 
 
 # ------------------------------------------------------------ migrations

@@ -10,7 +10,9 @@ as without a space: the updates of local conversations, those that describe this
 state, its space, its MCP servers, its own queue), and every update while the space is offline.
 
 The server's own updates are kept until their notice comes back (not read again); other
-servers' are read from the feed, as many as the notice says and any the server missed.
+servers' are read from the feed, as many as the notice says and any the server missed. A
+`notification` (a member @-mentioned) is not numbered: the feed's notice goes to every server,
+and only the mentioned member's deliver it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class Fanout:
         self._own: dict[tuple[str, int], Any] = {}
         #: the last number delivered to the clients, per conversation
         self.delivered: dict[str, int] = {}
+        #: the space member this server's clients are (their `notification`s come here)
+        self.member: str | None = None
 
     def __getattr__(self, name: str) -> Any:  # the rest of the Host port is the host's
         return getattr(self.host, name)
@@ -116,7 +120,11 @@ class Fanout:
 
     async def _receive(self) -> None:
         assert self.feed is not None
-        async for cid, first, last in self.feed.notices():
+        async for notice in self.feed.notices():
+            if isinstance(notice, dict):
+                self._notified(notice)
+                continue
+            cid, first, last = notice
             done = self.delivered.get(cid, first - 1)
             while done < last:
                 if all((cid, n) in self._own for n in range(done + 1, last + 1)):
@@ -130,6 +138,20 @@ class Fanout:
                     if update is not None:
                         self.host.publish(update.model_copy(update={"seq": seq}))
                     done = self.delivered[cid] = seq
+
+
+    def _notified(self, notice: dict) -> None:
+        """A member was @-mentioned: this server's clients are told when it is theirs."""
+        if self.member is None or notice.get("to") != self.member:
+            return
+        import protocol
+
+        try:
+            update = protocol.NotificationUpdate.model_validate(notice)
+        except ValueError as exc:
+            log.warning("a space notification that this Modus does not understand was skipped: %s", str(exc).splitlines()[0])
+            return
+        self.host.publish(update)
 
 
 def _parsed(body: str | None) -> Any:

@@ -11,7 +11,7 @@ that turn has ended (agent/queue.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Sequence
 
 import protocol
 
@@ -38,6 +38,17 @@ if TYPE_CHECKING:
     from .planner import Planner
     from .queue import MessageQueue
     from .todo_list import TodoList
+
+
+class People(Protocol):
+    """The humans of a conversation beyond the configured members: a team space's, who writes a
+    message there, and telling the ones a message mentions (agent/space.py, SpaceLink)."""
+
+    def humans(self, configured: Sequence[Any]) -> list[Any]: ...
+
+    def author(self, cid: str) -> str | None: ...
+
+    def mentioned(self, cid: str, message_id: str, text: str, handles: Sequence[str]) -> None: ...
 
 
 @dataclass
@@ -90,7 +101,9 @@ class Intake:
         todos: TodoList,
         hooks: HookBook,
         queue: MessageQueue,
+        people: People,
     ):
+        self.people = people
         self.queue = queue
         self.config = config
         self.conversations = conversations
@@ -143,10 +156,11 @@ class Intake:
         added = await self.prompt_hooks(cid, typed, command)
         if added:
             text = f"{text}\n\n{added}"
-        composed = parse_user_message(text, self.config.agents, self.config.settings.members)
+        composed = parse_user_message(text, self.config.agents, self.people.humans(self.config.settings.members))
         # the mentioned agents, in parallel, each with the whole message; none: the responder;
-        # a message made only of mentions starts nothing
-        targets = [] if composed.empty and not images else (composed.agents or [self.responder(cid)])
+        # a message made only of mentions starts nothing, nor does one to colleagues in a team space
+        for_colleagues = not composed.agents and any(m.kind == "human" for m in composed.mentions) and self.people.author(cid) is not None
+        targets = [] if (composed.empty and not images) or for_colleagues else (composed.agents or [self.responder(cid)])
         if images:
             self.refuse_images_unseen(cid, targets, command.mode if command else None, command.phase if command else None)
         mentions = [protocol.Mention(raw=m.raw, kind=m.kind, name=m.name) for m in composed.mentions]
@@ -206,10 +220,18 @@ class Intake:
             for image in message.images:  # each stored once, however often it is sent
                 self.conversations.store.put_image(cid, image.mime_type, image.data)
             extra = {IMAGES: refs} if refs else {}
+            author = self.people.author(cid)
+            if author is not None:
+                extra["member"] = author
             self.add_user_message(cid, message.text, task, message_id=message.id, **message.metadata, **extra)
             self.config.host.publish(
-                protocol.MessageUpdate(conversation_id=cid, role="user", text=message.typed, message_id=message.id, images=refs or None)
+                protocol.MessageUpdate(
+                    conversation_id=cid, role="user", text=message.typed, message_id=message.id, images=refs or None, member=author,
+                )
             )
+            humans = [m.name for m in message.mentions if m.kind == "human"]
+            if humans:
+                self.people.mentioned(cid, message.id, message.typed, humans)
             chain = Chain.start(message.targets)
             for agent in message.targets:
                 others = [a for a in message.targets if a != agent]

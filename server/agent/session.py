@@ -105,7 +105,7 @@ class Session:
         self.runtimes = Runtimes(self.run_turn, lambda cid: self.queue.release(cid))
         self.todo_list = TodoList(self.store, host)
         self.queue = MessageQueue(host, self.store, self.runtimes.in_turn, self.runtimes.wake, lambda messages: self.intake.deliver(messages))
-        self.intake = Intake(self.config, self.conversations, self.switcher, self.runtimes, lambda: self.planner, self.todo_list, self.hookbook, self.queue)
+        self.intake = Intake(self.config, self.conversations, self.switcher, self.runtimes, lambda: self.planner, self.todo_list, self.hookbook, self.queue, self.space)
         self.own_commands = OwnCommands(self.config, self.intake, self.condense)
         self.usage_book = UsageBook(self.store, host)
         self.subtasks = Subtasks(self)
@@ -241,7 +241,7 @@ class Session:
         return views.skills(self.config.skills.found)
 
     def list_agents(self) -> AgentsListResult:
-        return views.agents(self.config, self.mode_of)
+        return views.agents(self.config, self.mode_of, self.space.humans(self.config.settings.members))
 
     def list_modes(self) -> ModesListResult:
         return views.modes(self.modes.modes, self.mode_of(self.responder(self.conversation_id)).slug)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import anyio
 
@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 #: The longest wait between two attempts to reach an offline space, in seconds.
 MAX_RETRY_SECONDS = 30.0
+#: How often an attached server says its member is here (online: said within 30 s).
+HERE_SECONDS = 10.0
 
 #: The local meta key of the space conversation set aside while its space is out of reach.
 RESUME_KEY = "space.resume"
@@ -114,6 +116,9 @@ class SpaceLink:
         self._scope: anyio.CancelScope | None = None
         #: the first wait between attempts (tests shorten it)
         self.retry_seconds = 1.0
+        #: while attached: the space's feed; its members (handle, display name, online) as last read
+        self._feed: Any = None
+        self._people: list[tuple[str, str | None, bool]] = []
         #: while attached: cancelled when a store call lost PostgreSQL (`_lost`), and why
         self._connected: anyio.CancelScope | None = None
         self._lost_why: str | None = None
@@ -190,16 +195,69 @@ class SpaceLink:
                 wait = self.retry_seconds
                 try:
                     with anyio.CancelScope() as self._connected:  # a store call that lost PostgreSQL cancels it (said then)
-                        await self.fanout.run(feed)
+                        async with anyio.create_task_group() as tg:
+                            tg.start_soon(self._here, feed, space)
+                            await self.fanout.run(feed)
+                            tg.cancel_scope.cancel()
                     if self._lost_why is None:
                         raise ConnectionError("the connection was closed")
                 except Exception as exc:  # noqa: BLE001 - as above
                     self._offline(space, exc)
                 finally:
-                    self._connected, self._lost_why = None, None
+                    lost = self._lost_why is not None or self.info is None or self.info.state != "connected"
+                    self._connected, self._lost_why, self._feed = None, None, None
                     with anyio.CancelScope(shield=True):
+                        if not lost:  # detached on purpose: not online through this server any more
+                            with anyio.move_on_after(2):
+                                await _quietly(feed.leave())
                         await feed.close()
                 await anyio.sleep(wait)
+
+    async def _here(self, feed: Any, space: SpaceSettings) -> None:
+        """Every few seconds: this server's member is here, and who else is."""
+        while True:
+            await anyio.sleep(HERE_SECONDS)
+            await feed.here(space.member, space.display_name)
+            self._people = await feed.members()
+
+    # -- the space's members (the People port of Intake and the agents list)
+
+    async def members(self) -> protocol.SpaceMembersResult:
+        """`modus/space/members`: everyone who ever attached, online ones first; none without
+        an attached space."""
+        feed = self._feed
+        if feed is not None:
+            self._people = await feed.members()
+        found = self._people if feed is not None else []
+        return protocol.SpaceMembersResult(
+            members=[protocol.SpaceMember(handle=handle, display_name=name, online=online) for handle, name, online in found]
+        )
+
+    def humans(self, configured: Sequence[Any]) -> list[Any]:
+        """The humans a message may @-mention: the configured members, then the space's (as
+        the last attach or heartbeat found them)."""
+        from protocol import Member
+
+        known = {m.handle.lower() for m in configured}
+        space = [Member(handle=h, name=n or h) for h, n, _ in (self._people if self._feed is not None else []) if h.lower() not in known]
+        return [*configured, *space]
+
+    def author(self, cid: str) -> str | None:
+        """Who writes a user message in this conversation: this server's member in a space
+        conversation while attached (the others' clients show the name), else None."""
+        if self._feed is None or self._applied is None or not self.routed.in_space(cid):
+            return None
+        return self._applied.member
+
+    def mentioned(self, cid: str, message_id: str, text: str, handles: Sequence[str]) -> None:
+        """A user message of a space conversation @-mentioned these members: their servers'
+        clients are told (`notification`), never an agent woken."""
+        feed, space = self._feed, self._applied
+        if feed is None or space is None or self._tg is None or not self.routed.in_space(cid):
+            return
+        notice = {"conversationId": cid, "from": space.member, "text": text[:1000], "messageId": message_id}
+        for handle in dict.fromkeys(h for h in handles if h.lower() != space.member.lower()):
+            self._tg.start_soon(_quietly, feed.notify(handle, notice))
 
     def _lost(self, why: str) -> None:
         """A call of the space's store found PostgreSQL gone: offline now, not when the feed's
@@ -226,7 +284,11 @@ class SpaceLink:
                 opened.pop().close()
         store = opened[0]
         try:
-            return store, await _open_feed(space, self.origin)
+            feed = await _open_feed(space, self.origin)
+            await feed.here(space.member, space.display_name)
+            self._people = await feed.members()
+            self._feed, self.fanout.member = feed, space.member
+            return store, feed
         except BaseException:
             await _closed(store)
             raise
@@ -237,6 +299,14 @@ class SpaceLink:
         log.warning("space %s offline: %s", space.name, self.info.error if self.info else "")
         if old is not None:
             self._tg.start_soon(_closed, old)
+
+
+async def _quietly(call: Any) -> None:
+    """A call to the space that may fail when it is gone: logged, not raised."""
+    try:
+        await call
+    except Exception as exc:  # noqa: BLE001 - the link says the space is offline, where it matters
+        log.info("space: %s", type(exc).__name__)
 
 
 async def _closed(store: Any) -> None:

@@ -38,8 +38,9 @@ def state(session: Session) -> State:
     )
 
 
-def agents(config: Configuration, mode_of: Callable[[str], Mode]) -> protocol.AgentsListResult:
-    """The agents in configuration order (the order prefixes are matched in) and the members."""
+def agents(config: Configuration, mode_of: Callable[[str], Mode], humans: Sequence[Any]) -> protocol.AgentsListResult:
+    """The agents in configuration order (the order prefixes are matched in) and the members
+    (`humans`: the configured ones, then the team space's)."""
     return protocol.AgentsListResult(
         agents=[
             protocol.AgentInfo(
@@ -52,7 +53,7 @@ def agents(config: Configuration, mode_of: Callable[[str], Mode]) -> protocol.Ag
             )
             for a in config.agents
         ],
-        members=[protocol.MemberInfo(handle=m.handle, name=m.name) for m in config.settings.members],
+        members=[protocol.MemberInfo(handle=m.handle, name=m.name) for m in humans],
     )
 
 

@@ -267,3 +267,47 @@ async def test_every_update_of_a_space_conversation_reaches_every_attached_serve
     finally:
         await bob.stop()
         await alice.stop()
+
+
+async def test_members_online_and_a_mention_notifies_only_that_member_s_clients(pg_url, tmp_path):
+    """Alice and Bob attached: both online, with their names; `@bob` in Alice's message starts no
+    turn, reaches Bob's editor as a `notification` and no one else's, and Bob's editor shows who
+    wrote it; Bob leaves: offline at once."""
+    ws_a, ws_b, ws_c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for ws in (ws_a, ws_b, ws_c):
+        ws.mkdir()
+    alice, bob, carol = Editor(ws_a, tmp_path / "config-a"), Editor(ws_b, tmp_path / "config-b"), Editor(ws_c, tmp_path / "config-c")
+    await alice.start({**script(ws_a, {"text": "unused"}), "space": {"url": pg_url, "name": "team", "member": "alice", "displayName": "Alice A."}})
+    await bob.start({"space": {"url": pg_url, "name": "team", "member": "bob", "displayName": "Bob B."}})
+    await carol.start(space(pg_url, member="carol"))
+    try:
+        for editor in (alice, bob, carol):
+            await attached(editor)
+        members = (await alice.request(methods.SPACE_MEMBERS))["members"]
+        assert members == [
+            {"handle": "alice", "displayName": "Alice A.", "online": True},
+            {"handle": "bob", "displayName": "Bob B.", "online": True},
+            {"handle": "carol", "online": True},
+        ]
+        listed = await alice.request(methods.AGENTS_LIST)  # what the composer completes after `@`
+        assert [m["handle"] for m in listed["members"]] == ["alice", "bob", "carol"]
+
+        sent = await alice.request(methods.CHAT_SEND, {"text": "@bob have a look at the parser", "conversationId": "conv-team-6"})
+        assert sent["dispatched"] == []  # a member's mention wakes no agent
+        notified = await bob.wait_for(lambda: bob.of_kind("notification"))
+        assert notified == [{"conversationId": "conv-team-6", "kind": "notification", "from": "alice",
+                             "text": "@bob have a look at the parser", "messageId": sent["messageId"]}]
+        said = await bob.wait_for(lambda: [u for u in bob.of_kind("message") if u.get("conversationId") == "conv-team-6"])
+        assert said[0]["member"] == "alice" and said[0]["seq"] >= 1
+        history = await bob.request(methods.CHAT_HISTORY, {"conversationId": "conv-team-6"})
+        assert history["messages"][0]["metadata"]["member"] == "alice"
+        await carol.wait_for(lambda: [u for u in carol.of_kind("message") if u.get("conversationId") == "conv-team-6"])
+        assert not alice.of_kind("notification") and not carol.of_kind("notification")
+        assert not alice.of_kind("turn_started")
+
+        await bob.stop()
+        members = (await alice.request(methods.SPACE_MEMBERS))["members"]
+        assert [(m["handle"], m["online"]) for m in members] == [("alice", True), ("carol", True), ("bob", False)]
+    finally:
+        await carol.stop()
+        await alice.stop()

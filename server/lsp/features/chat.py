@@ -1,4 +1,4 @@
-"""Conversations: send, cancel, history, the list, open, retry, edit & resend, unqueue; the state and the system prompt."""
+"""Conversations: send, cancel, history, the list, open, retry, edit & resend, unqueue; the state, the system prompt, the team space's members."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def register(routes: Routes) -> None:
     routes.request(names.CHAT_RETRY, lambda s, p: s.resend.retry(p.conversation_id))
     routes.request(names.CHAT_EDIT, lambda s, p: s.resend.edit(p))
     routes.request(names.CHAT_IMAGE, lambda s, p: s.conversations.image(p.id))
+    routes.request(names.SPACE_MEMBERS, lambda s, p: s.space.members())
     routes.request(names.CHAT_UNQUEUE, lambda s, p: s.queue.unqueue(p.conversation_id or s.conversation_id, p.message_id))
 
     routes.command(Command.SHOW_PROMPT, _show_prompt)

@@ -13,6 +13,7 @@ call or the `notices` iterator; its owner reconnects with a new Feed.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import AsyncIterator, Callable, Sequence
 
@@ -22,6 +23,12 @@ import psycopg
 from .store import LIVELY, connection_options
 
 CHANNEL = "modus_events"
+#: a member @-mentioned: `{"to": handle, ...}`, for that member's servers
+MEMBERS_CHANNEL = "modus_members"
+#: a member is online while one of its servers said so within this many seconds
+ONLINE_SECONDS = 30
+#: the seconds of PostgreSQL's clock (every server's presence is timed by the same clock)
+_NOW = "extract(epoch from clock_timestamp())"
 
 
 class Feed:
@@ -40,6 +47,7 @@ class Feed:
         try:
             listener = await psycopg.AsyncConnection.connect(url, **options)
             await listener.execute(f"LISTEN {CHANNEL}")
+            await listener.execute(f"LISTEN {MEMBERS_CHANNEL}")
         except BaseException:
             await writer.close()
             raise
@@ -92,8 +100,54 @@ class Feed:
             )
             return [(seq, body) for seq, body in await cur.fetchall()]
 
-    async def notices(self) -> AsyncIterator[tuple[str, int, int]]:
-        """(conversation id, first, last number) of each append on the space, as they commit."""
+    async def notices(self) -> AsyncIterator[tuple[str, int, int] | dict]:
+        """As they commit: (conversation id, first, last number) of each append on the space,
+        and each member notice (`notify`) as its dict."""
         async for notice in self._listener.notifies():
+            if notice.channel == MEMBERS_CHANNEL:
+                try:
+                    found = json.loads(notice.payload)
+                except ValueError:
+                    continue
+                if isinstance(found, dict):
+                    yield found
+                continue
             first, last, cid = notice.payload.split(" ", 2)
             yield cid, int(first), int(last)
+
+    # -- members
+
+    async def here(self, handle: str, display_name: str | None) -> None:
+        """This server's member is attached (its name remembered): said again every few seconds."""
+        async with self._lock, self._writer.transaction():
+            await self._writer.execute(
+                "INSERT INTO members(handle, display_name) VALUES (%s, %s) ON CONFLICT (handle) "
+                "DO UPDATE SET display_name = COALESCE(excluded.display_name, members.display_name)",
+                (handle, display_name),
+            )
+            await self._writer.execute(
+                f"INSERT INTO presence(server, handle, seen_at) VALUES (%s, %s, {_NOW}) ON CONFLICT (server) "
+                "DO UPDATE SET handle = excluded.handle, seen_at = excluded.seen_at",
+                (self.origin, handle),
+            )
+
+    async def leave(self) -> None:
+        """This server detaches: its member is online no longer through it."""
+        async with self._lock:
+            await self._writer.execute("DELETE FROM presence WHERE server = %s", (self.origin,))
+
+    async def members(self) -> list[tuple[str, str | None, bool]]:
+        """(handle, display name, online) of everyone who ever attached: online ones first,
+        then by handle."""
+        async with self._lock:
+            cur = await self._writer.execute(
+                f"SELECT m.handle, m.display_name, EXISTS (SELECT 1 FROM presence p WHERE p.handle = m.handle AND p.seen_at > {_NOW} - %s) "
+                "AS online FROM members m ORDER BY online DESC, m.handle",
+                (ONLINE_SECONDS,),
+            )
+            return [(handle, name, online) for handle, name, online in await cur.fetchall()]
+
+    async def notify(self, to: str, notice: dict) -> None:
+        """Tell the servers of member `to` (`notice` with `to` added, at most ~7 KB of JSON)."""
+        async with self._lock:
+            await self._writer.execute("SELECT pg_notify(%s, %s)", (MEMBERS_CHANNEL, json.dumps({**notice, "to": to})))

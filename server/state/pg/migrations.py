@@ -150,7 +150,24 @@ CREATE TABLE events (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (SPACE_1, EVENTS)
+# 3: the space's members and who is online. A server says its member is here (`presence`, one
+# row a server, its time renewed every 10 s by PostgreSQL's clock, removed when it detaches); a
+# member is online while one of its servers said so within the last 30 s, so one whose last server
+# died shows offline within 30 s. `members` remembers everyone who ever attached.
+MEMBERS = """
+CREATE TABLE members (
+    handle       TEXT PRIMARY KEY,
+    display_name TEXT
+);
+CREATE TABLE presence (
+    server  TEXT PRIMARY KEY,
+    handle  TEXT NOT NULL REFERENCES members(handle),
+    seen_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX presence_by_member ON presence(handle, seen_at);
+"""
+
+MIGRATIONS: tuple[str, ...] = (SPACE_1, EVENTS, MEMBERS)
 
 
 class SpaceTooNew(Exception):
