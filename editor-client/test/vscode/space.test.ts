@@ -6,7 +6,8 @@
 // shows a notification naming bob, whose Open shows that conversation with bob's message under
 // his name, and alice's own reply as "You".
 // Needs MODUS_CODE_SERVER_DIR, MODUS_VSIX and PostgreSQL's initdb/pg_ctl (scripts/postgresql.sh).
-// MODUS_SPACE_SCREENSHOT=path.png saves the workbench with the conversation.
+// MODUS_SPACE_SCREENSHOT=path.png saves the workbench with the conversation (and path-notification.png
+// with the notification).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -84,6 +85,7 @@ describe('a team space in a real VS Code (code-server)', { skip: !codeServerDir 
     await toast.waitFor({ timeout: 30_000 });
     const message = (await toast.locator('.notification-list-item-message').textContent()) ?? '';
     assert.match(message, /^Bob mentioned you: @alice hello, the cache is in: have a look\?$/);
+    if (screenshot) await wb.page.screenshot({ path: screenshot.replace(/(\.png)?$/, '-notification.png') });
     await toast.getByRole('button', { name: 'Open' }).click();
     const theirs = wb.chat.locator('.msg.user.colleague[data-member="bob"]');
     await theirs.waitFor({ timeout: 30_000 });
