@@ -2,7 +2,7 @@
 // (`modus/space/members`) when the space says it is connected, on every `space_changed`, and every
 // 30 s while the chat is shown (a member whose server left shows offline within 30 s on the
 // server's side; asking as often keeps the line as fresh as the server can tell).
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import { errorMessage, isMethodNotFound } from './protocol/client';
 import type { Update } from './protocol/generated';
 import type { ViewState } from './protocol/view';
