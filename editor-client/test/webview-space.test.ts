@@ -2,7 +2,9 @@
 // name, connecting / connected / offline and why, the members, those online marked), nothing
 // without a space; a colleague's message under their name (live and from the history), the
 // user's own as "You"; the @-completion's members with their presence.
+// MODUS_SPACE_SCREENSHOTS=<folder> saves what the space's line and the colleagues' messages look like.
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { SpaceInfo, SpaceMember } from '../src/protocol/generated';
@@ -11,6 +13,10 @@ import { stateAction, toWebview, updateOf } from './actions';
 import { completionRows, feed, launch, openChat, posted } from './browser';
 
 const conversationId = 'conv-team';
+const shots = process.env.MODUS_SPACE_SCREENSHOTS;
+const shoot = async (page: Page, name: string) => {
+  if (shots) await page.screenshot({ path: join(shots, name) });
+};
 const up = updateOf(conversationId);
 const space = (state: SpaceInfo['state'], error?: string): SpaceInfo => ({ name: 'team', member: 'alice', state, ...(error ? { error } : {}) });
 const MEMBERS: SpaceMember[] = [
@@ -68,13 +74,13 @@ describe('chat webview: the team space', () => {
     assert.equal(await line.locator('.space-state').getAttribute('title'), why);
     assert.equal(await line.locator('.space-error').textContent(), why);
     assert.equal(await line.locator('.space-member').count(), 0, 'no presence shown while offline');
-    await page.screenshot({ path: '/tmp/modus-space-offline.png' });
+    await shoot(page, 'modus-space-offline.png');
 
     // connected again: the members known show again until the next list
     await feed(page, toWebview([up({ kind: 'space_changed', space: space('connected') })]));
     assert.deepEqual(await line.locator('.space-member').allTextContents(), ['Bob Builder', 'carol']);
     assert.equal(await line.locator('.space-error').count(), 0);
-    await page.screenshot({ path: '/tmp/modus-space-connected.png' });
+    await shoot(page, 'modus-space-connected.png');
     // no space any more (the setting removed): the line goes
     await feed(page, toWebview([stateAction(conversationId)]));
     assert.equal(await line.isVisible(), false);
@@ -106,7 +112,7 @@ describe('chat webview: the team space', () => {
     // dave joins the list with a display name: his message is drawn again under it
     await feed(page, toWebview([{ type: 'spaceMembers', members: [...MEMBERS, { handle: 'dave', displayName: 'Dave', online: true }] }]));
     assert.deepEqual(await who(), ['You', 'Bob Builder', 'carol', 'Dave']);
-    await page.screenshot({ path: '/tmp/modus-space-colleagues.png' });
+    await shoot(page, 'modus-space-colleagues.png');
     await page.close();
   });
 
