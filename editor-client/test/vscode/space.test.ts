@@ -85,8 +85,13 @@ describe('a team space in a real VS Code (code-server)', { skip: !codeServerDir 
     await toast.waitFor({ timeout: 30_000 });
     const message = (await toast.locator('.notification-list-item-message').textContent()) ?? '';
     assert.match(message, /^Bob mentioned you: @alice hello, the cache is in: have a look\?$/);
-    if (screenshot) await wb.page.screenshot({ path: screenshot.replace(/(\.png)?$/, '-notification.png') });
-    await toast.getByRole('button', { name: 'Open' }).click();
+    const open = toast.getByRole('button', { name: 'Open' });
+    await open.waitFor();
+    if (screenshot) {
+      await wb.page.waitForTimeout(500); // the toast done sliding in
+      await wb.page.screenshot({ path: screenshot.replace(/(\.png)?$/, '-notification.png') });
+    }
+    await open.click();
     const theirs = wb.chat.locator('.msg.user.colleague[data-member="bob"]');
     await theirs.waitFor({ timeout: 30_000 });
     assert.equal(await theirs.locator('.who').textContent(), 'Bob');
