@@ -11,6 +11,7 @@ import { EditorActions } from './editorActions';
 import { Environment } from './environment';
 import { Images } from './images';
 import { McpServers } from './mcp';
+import { notifyMention } from './mentionNotice';
 import { MessageActions } from './messageActions';
 import { Modes, PROMPT_SCHEME } from './modes';
 import { Review } from './review';
@@ -19,6 +20,7 @@ import { Rules } from './rules';
 import { Server } from './server';
 import { ModelSetup } from './setup';
 import { Sidebar } from './sidebar';
+import { SpaceMembers } from './space';
 import { StatusBar } from './status';
 import { ViewStore } from './store';
 
@@ -31,6 +33,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     sidebar.post(action);
     status.render(view);
     rules.viewChanged(view);
+    space.viewChanged(view);
   });
   const status = new StatusBar(store.view);
   const output = createOutput();
@@ -45,6 +48,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (update.kind === 'plan') void modes.refreshState();
       if (checkpoints.mayBring(update)) void checkpoints.refresh();
       if (rules.mayChange(update)) void rules.refresh();
+      if (space.mayChange(update)) void space.refresh();
+      if (update.kind === 'notification') void notifyMention(update, { window: vscode.window, members: () => store.view.members, open: openConversation });
     },
     approval: (request, token) => approvals.ask(request, token),
     started: async () => {
@@ -58,6 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const modes = new Modes(server, store, output, documents);
   const mcp = new McpServers(server, store, output);
   const rules = new Rules(server, store, output);
+  const space = new SpaceMembers(server, store, output);
   const checkpoints = new Checkpoints(server, store, output, documents, async (conversationId) => {
     await modes.refreshState(); // a new task
     await conversations.show(conversationId, true);
@@ -65,7 +71,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const conversations = new Conversations(server, store, output, checkpoints);
   const editor = new EditorActions((m) => sidebar.send(m));
   const setup = new ModelSetup(server, store);
-  const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m));
+  const sidebar = new Sidebar(context.extensionUri, () => store.view, (m) => onWebviewMessage(parts, m), (visible) => space.setVisible(visible));
+  /** a mention's notification's Open: the sidebar shown, the conversation opened as from its list */
+  const openConversation = async (conversationId: string): Promise<void> => {
+    await vscode.commands.executeCommand('modus.chat.focus');
+    await conversations.open(conversationId);
+  };
   const actions = new MessageActions(server, store, sidebar);
   const images = new Images(server, (m) => sidebar.send(m), store);
   const parts: Parts = { server, environment, secrets: context.secrets, approvals, conversations, modes, checkpoints, mcp, rules, sidebar, setup, editor, actions, images };
@@ -73,6 +84,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     status,
     output,
+    space,
     documents,
     review,
     review.register(),

@@ -21,6 +21,8 @@ export class Sidebar implements vscode.WebviewViewProvider {
     private readonly snapshot: () => ViewState,
     /** each message of the webview's but `ready` */
     private readonly onMessage: (m: Exclude<FromWebview, { type: 'ready' }>) => Promise<void>,
+    /** the chat was shown or hidden (what is kept fresh only while it shows, e.g. the space's members) */
+    private readonly onVisible: (visible: boolean) => void = () => undefined,
   ) {}
 
   resolveWebviewView(webviewView: vscode.WebviewView): void {
@@ -41,9 +43,15 @@ export class Sidebar implements vscode.WebviewViewProvider {
       if (this.focusWanted) this.send({ type: 'focusComposer' });
       this.focusWanted = false;
     });
-    webviewView.onDidDispose(() => {
-      if (this.webview === webviewView) this.webview = undefined;
+    webviewView.onDidChangeVisibility(() => {
+      if (this.webview === webviewView) this.onVisible(webviewView.visible);
     });
+    webviewView.onDidDispose(() => {
+      if (this.webview !== webviewView) return;
+      this.webview = undefined;
+      this.onVisible(false);
+    });
+    this.onVisible(webviewView.visible);
   }
 
   /** `modus.ui.focusComposer`: the chat shown, the focus in its message box. */

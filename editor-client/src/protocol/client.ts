@@ -115,6 +115,10 @@ export class ModusApi {
   agents() {
     return this.request(Method.agentsList, {});
   }
+  /** The team space's members and who is online (empty without a space, or while it is offline). */
+  spaceMembers() {
+    return this.request(Method.spaceMembers, {});
+  }
   /** An agent's todo list (none: the default agent's). */
   todos(agent?: string) {
     return this.request(Method.todosGet, agent ? { agent } : {});

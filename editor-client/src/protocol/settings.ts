@@ -14,6 +14,7 @@ export const SERVER_SETTING_KEYS = [
   'globalModesFile',
   'diagnostics',
   'browser',
+  'space',
 ] as const;
 
 /**
@@ -26,6 +27,8 @@ export function buildSettings(get: (key: string) => unknown): Settings {
     const value = get(key);
     if (value === undefined || value === null || value === '') continue;
     if (key === 'agents' && Array.isArray(value) && value.length === 0) continue;
+    // an emptied space (`{}`, what the settings editor leaves) is no space, not an invalid one
+    if (key === 'space' && typeof value === 'object' && Object.keys(value as object).length === 0) continue;
     out[key] = value;
   }
   return out as Settings;

@@ -22,6 +22,8 @@ import type {
   PlanInfo,
   PlanUpdate,
   RuleInfo,
+  SpaceInfo,
+  SpaceMember,
   State,
   Todo,
   ToolError,
@@ -42,7 +44,8 @@ export type ApprovalStatus = 'pending' | 'approve' | 'deny' | 'revise' | 'cancel
 export type Entry =
   /** `messageId`: the stored message's (what Edit & resend names), when the server said it */
   /** `images`: those the message carries (fetched with `modus/chat/image`) */
-  | { type: 'user'; id: string; text: string; messageId?: string; images?: ImageRef[] }
+  /** `member`: in a team space's conversation, the handle of the member who wrote it (a colleague's when not `space.member`) */
+  | { type: 'user'; id: string; text: string; messageId?: string; images?: ImageRef[]; member?: string }
   | { type: 'assistant'; id: string; turnId?: string; agent?: string; text: string; streaming: boolean }
   /** the model's thinking, as it streamed (shown folded; not part of the conversation's history) */
   | { type: 'thinking'; id: string; turnId: string; text: string }
@@ -222,6 +225,10 @@ export interface ViewState {
   provider: string | null;
   /** the chat's model set-up (see `showsSetup`) */
   setup: SetupView;
+  /** the team space this server attaches to and how that stands (`State.space`, `space_changed`); null: none */
+  space: SpaceInfo | null;
+  /** the space's members as `modus/space/members` last answered (null: not known, or no space) */
+  members: SpaceMember[] | null;
   /** counter for client-side entry ids */
   seq: number;
 }
@@ -296,7 +303,9 @@ export type Action =
   /** the model set-up: whether `modus.models` names a default, the card asked for or closed */
   | { type: 'setup'; modelsSet?: boolean; open?: boolean }
   /** `modus/models/check` asked (`result` null) or answered */
-  | { type: 'modelCheck'; result: ModelCheckResult | null };
+  | { type: 'modelCheck'; result: ModelCheckResult | null }
+  /** the space's members as `modus/space/members` answers it (null: not known) */
+  | { type: 'spaceMembers'; members: SpaceMember[] | null };
 
 /** What the set-up card asks the extension to try or save. */
 export type SetupModel = Pick<Model, 'provider' | 'model' | 'baseUrl'>;
@@ -329,6 +338,8 @@ export function initialView(): ViewState {
     queued: [],
     provider: null,
     setup: { modelsSet: false, open: false, checking: false, check: null },
+    space: null,
+    members: null,
     seq: 0,
   };
 }
@@ -358,6 +369,7 @@ export function reduce(view: ViewState, action: Action): ViewState {
         plan: fromPlanInfo(view.plan, action.state.plan),
         // the state's conversation is the one shown (opening one answers its state first)
         context: action.state.context ? contextOf(action.state.context) : null,
+        ...withSpace(view, action.state.space ?? null),
       };
     case 'modes': {
       const next = { ...view, modes: action.modes.modes };
@@ -397,6 +409,8 @@ export function reduce(view: ViewState, action: Action): ViewState {
     }
     case 'modelCheck':
       return { ...view, setup: { ...view.setup, checking: action.result === null, check: action.result } };
+    case 'spaceMembers':
+      return view.space ? { ...view, members: action.members } : view;
     case 'sent':
       return { ...view, conversationId: action.result.conversationId };
     case 'error':
@@ -445,6 +459,25 @@ export function reduce(view: ViewState, action: Action): ViewState {
     case 'condenseFailed':
       return pushLocal({ ...view, condensing: null }, (id) => ({ type: 'error', id, text: action.text }));
   }
+}
+
+/**
+ * The space as the server says it now. The members known stay while it is the same space (a
+ * reconnect does not blank the list); another space, or none, forgets them.
+ */
+function withSpace(view: ViewState, space: SpaceInfo | null): Pick<ViewState, 'space' | 'members'> {
+  const same = space !== null && view.space !== null && space.name === view.space.name && space.member === view.space.member;
+  return { space, members: same ? view.members : null };
+}
+
+/**
+ * Who wrote a user message, when a colleague did: the member's display name (from the members
+ * list, else the handle); null for the user's own messages (no member named, or the user's handle,
+ * or no space to tell by).
+ */
+export function colleagueOf(view: ViewState, e: Extract<Entry, { type: 'user' }>): string | null {
+  if (!e.member || !view.space || e.member === view.space.member) return null;
+  return view.members?.find((m) => m.handle === e.member)?.displayName || e.member;
 }
 
 /** The server stopped: its turns are over (their streams closed) and its questions withdrawn. */
@@ -538,7 +571,8 @@ function fromHistory(view: ViewState, conversationId: string, messages: HistoryM
     const typed = typeof m.metadata.typed === 'string' ? m.metadata.typed : m.text;
     if (m.role === 'user') {
       asked++;
-      next = pushLocal(next, (id) => ({ type: 'user', id, text: typed, messageId: m.id, ...(m.images?.length ? { images: m.images } : {}) }));
+      const member = typeof m.metadata.member === 'string' && m.metadata.member ? { member: m.metadata.member } : {};
+      next = pushLocal(next, (id) => ({ type: 'user', id, text: typed, messageId: m.id, ...(m.images?.length ? { images: m.images } : {}), ...member }));
     } else if (m.role === 'system' && typeof m.metadata.outcome === 'string') {
       // how a turn ended (failed, cancelled, interrupted) and why
       const turnId = turnOf(m);
@@ -659,6 +693,10 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
   if (u.kind === 'todos') return { ...view, todos: u.todos };
   // The MCP servers are the session's, whatever conversation reports them.
   if (u.kind === 'mcp_changed') return { ...view, mcp: u.servers };
+  // The space is the server's, whatever conversation reports it; a mention of the user is the
+  // extension's to tell (a VS Code notification), not a line of the chat.
+  if (u.kind === 'space_changed') return { ...view, ...withSpace(view, u.space) };
+  if (u.kind === 'notification') return view;
   // Mode and phase are the session's, whatever conversation reports them.
   if (u.kind === 'mode_changed') {
     const next = { ...view, mode: { slug: u.to, name: modeName(view, u.to) }, taskId: u.taskId };
@@ -738,7 +776,8 @@ function applyUpdate(view: ViewState, u: Update): ViewState {
         if (u.queued && messageId) return { ...view, queued: [...view.queued.filter((q) => q.messageId !== messageId), { messageId, text: u.text }] };
         const next = messageId ? { ...view, queued: view.queued.filter((q) => q.messageId !== messageId) } : view;
         const images = u.images?.length ? { images: u.images } : {};
-        return pushLocal(next, (id) => ({ type: 'user', id, text: u.text, ...(messageId ? { messageId } : {}), ...images }));
+        const member = u.member ? { member: u.member } : {};
+        return pushLocal(next, (id) => ({ type: 'user', id, text: u.text, ...(messageId ? { messageId } : {}), ...images, ...member }));
       }
       return pushLocal(view, (id) => ({ type: 'system', id, turnId: u.turnId ?? undefined, text: u.text }));
     }

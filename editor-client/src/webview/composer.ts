@@ -178,7 +178,7 @@ function updateCompletion(c: Composer, host: Host) {
     const items = commandCandidates(view.commands!, command.query);
     return show(c, items.length ? { kind: 'command', token: command, items, active: active(items) } : null);
   }
-  const items = candidates(view.agents!, mention!.query, (slug) => modeName(view, slug));
+  const items = candidates(view.agents!, mention!.query, (slug) => modeName(view, slug), view.members ?? []);
   show(c, items.length ? { kind: 'mention', token: mention!, items, active: active(items) } : null);
 }
 
@@ -229,7 +229,9 @@ function mentionRow(item: Candidate): HTMLElement {
     el('span', `mention-kind ${item.kind}`, item.kind),
     el('span', 'mention-detail', item.detail),
   );
-  const what = item.kind === 'member' ? 'member' : `${item.kind} agent, mode`;
+  // a space member's presence: a dot before the name, as the space's line shows it
+  if (item.online !== undefined) row.classList.add(item.online ? 'online' : 'offline');
+  const what = item.kind === 'member' ? `member${item.online === undefined ? '' : item.online ? ' (online)' : ' (offline)'}` : `${item.kind} agent, mode`;
   row.setAttribute('aria-label', `${item.name}, ${what} ${item.detail}`);
   return row;
 }

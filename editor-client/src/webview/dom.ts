@@ -35,6 +35,13 @@ const SVG = 'http://www.w3.org/2000/svg';
 const ICONS: Record<string, [string, Record<string, string>][]> = {
   stop: [['rect', { x: '4', y: '4', width: '8', height: '8', rx: '1', fill: 'currentColor', stroke: 'none' }]],
   plus: [['path', { d: 'M8 3v10M3 8h10' }]],
+  /** the team space: two people */
+  people: [
+    ['circle', { cx: '6', cy: '5.5', r: '2.2' }],
+    ['path', { d: 'M2 13c0-2.4 1.8-4 4-4s4 1.6 4 4' }],
+    ['circle', { cx: '11.2', cy: '6', r: '1.8' }],
+    ['path', { d: 'M11.5 9.3c1.5.2 2.5 1.5 2.5 3.2' }],
+  ],
   history: [
     ['circle', { cx: '8', cy: '8', r: '5.5' }],
     ['path', { d: 'M8 5v3.2l2.2 1.6' }],

@@ -1,6 +1,6 @@
 // One log entry's element: a message, a note (turn end, mode or phase change, restore), a tool
 // call's card or an approval's card.
-import { Entry, modeName, restoreNote, retryable, ViewState } from '../protocol/view';
+import { colleagueOf, Entry, modeName, restoreNote, retryable, ViewState } from '../protocol/view';
 import { renderApproval } from './approval';
 import { thumbnails } from './images';
 import { button, el, Host } from './dom';
@@ -91,10 +91,15 @@ function copyButton(text: string, host: Host): HTMLButtonElement {
   return b;
 }
 
-/** The user's message: Copy, and Edit & resend (not while a turn runs: the server refuses then). */
+/**
+ * The user's message: Copy, and Edit & resend (not while a turn runs: the server refuses then).
+ * A colleague's message in a team space is labelled with their name and has no Edit (resending
+ * it would put words in their mouth and cut what came after for everyone).
+ */
 function renderUser(e: Extract<Entry, { type: 'user' }>, view: ViewState, host: Host, restores: Restores): HTMLElement {
   const busy = view.running.length > 0; // drawn again when that changes (see the log's entryContext)
-  const edit = e.messageId
+  const colleague = colleagueOf(view, e);
+  const edit = e.messageId && colleague === null
     ? button('Edit', 'link edit', () => {
         if (busy) return;
         restores.editing = e.id;
@@ -104,15 +109,17 @@ function renderUser(e: Extract<Entry, { type: 'user' }>, view: ViewState, host: 
     : null;
   if (edit) edit.title = busy ? 'Edit once the turn has ended' : 'Edit and send again: what came after this message leaves the conversation';
   if (edit && busy) edit.setAttribute('aria-disabled', 'true');
-  return el(
+  const node = el(
     'div',
-    'msg user',
+    colleague === null ? 'msg user' : 'msg user colleague',
     undefined,
-    el('div', 'who', 'You'),
+    el('div', 'who', colleague ?? 'You'),
     thumbnails(e.images, host),
     e.text ? el('div', 'text', e.text) : null,
     actions(copyButton(e.text, host), edit),
   );
+  if (colleague !== null) node.dataset.member = e.member!;
+  return node;
 }
 
 /**

@@ -53,6 +53,7 @@ export function chatHtml(o: HtmlOptions): string {
   </span>
 </header>
 <div id="yolo" class="yolo" role="note" hidden>YOLO: every action runs without asking.</div>
+<div id="space" class="space" role="status" aria-label="Team space" hidden></div>
 <div id="content">
   <div id="panels">
     <section id="plan" aria-label="Plan" hidden></section>

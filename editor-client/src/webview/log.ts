@@ -3,7 +3,7 @@
 // an entry in place, so a new object is a change and the same object none (while a reply
 // streams, only its element is drawn again). Approvals go in the card of the call they gate, or
 // in the plan's card; the log follows the bottom when it was there, else "↓ Latest" offers it.
-import { Entry, gatedApprovals, layout, retryable, TurnBlock, ViewState } from '../protocol/view';
+import { colleagueOf, Entry, gatedApprovals, layout, retryable, TurnBlock, ViewState } from '../protocol/view';
 import { byId, el, Host, place } from './dom';
 import { patchEntry, renderEntry } from './entries';
 import { welcome } from './setup';
@@ -152,10 +152,10 @@ export function render(
 
 /**
  * What an entry's element shows besides the entry: a card's checkpoint and restore state, a note's
- * Undo, a message's Edit (being edited, or not while a turn runs), a turn's Retry.
+ * Undo, a message's Edit (being edited, or not while a turn runs) and its author, a turn's Retry.
  */
 function entryContext(view: ViewState, restores: Restores, e: Entry, retry: string | undefined): string {
-  if (e.type === 'user') return JSON.stringify([restores.editing === e.id, view.running.length > 0]);
+  if (e.type === 'user') return JSON.stringify([restores.editing === e.id, view.running.length > 0, colleagueOf(view, e)]);
   if (e.type === 'turn') return String(retry === e.id);
   if (e.type === 'tool') {
     const checkpoint = checkpointOf(view, e);

@@ -21,6 +21,7 @@ import * as rules from './rules';
 import * as images from './images';
 import * as server from './server';
 import * as setup from './setup';
+import * as space from './space';
 import * as todos from './todos';
 import * as usage from './usage';
 
@@ -38,6 +39,7 @@ const host: Host = {
 const panels = {
   composer: composer.mount(host, view),
   header: header.mount(host, view),
+  space: space.mount(),
   rules: rules.mount(host, view),
   usage: usage.mount(),
   context: context.mount(host, view),
@@ -62,6 +64,7 @@ function render() {
   const asked = planApprovals(view);
   const modes = header.modesSig(view);
   header.render(panels.header, view, modes);
+  space.render(panels.space, view);
   rules.render(panels.rules, view, host);
   usage.render(panels.usage, view, modes);
   context.render(panels.context, view);

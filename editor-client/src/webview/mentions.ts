@@ -1,7 +1,7 @@
 // The composer's @-completion, without the DOM: where the `@` being typed is, which agents and
 // members it may name, and the text once one is picked. The server decides what a mention
 // reaches (SPEC §5); this only helps to type one.
-import type { AgentsListResult } from '../protocol/generated';
+import type { AgentsListResult, SpaceMember } from '../protocol/generated';
 
 /** The `@` token around the caret: `text.slice(start, end)` is replaced; `query` is typed so far. */
 export interface MentionToken {
@@ -14,8 +14,10 @@ export interface Candidate {
   name: string;
   /** "top-level" or "subordinate" for an agent, "member" for a human */
   kind: 'top-level' | 'subordinate' | 'member';
-  /** an agent's mode (its name), a member's display name */
+  /** an agent's mode (its name), a member's display name (else the handle) */
   detail: string;
+  /** a member of the team space: whether a server of theirs is attached (unknown: not said) */
+  online?: boolean;
 }
 
 const NAME_CHAR = /[\p{L}\p{N}_-]/u;
@@ -36,16 +38,20 @@ export function mentionAt(text: string, caret: number): MentionToken | null {
 
 /**
  * The agents (in configuration order, the order the server tries prefixes in), then the members,
- * whose name (handle) starts with `query`, case ignored.
+ * whose name (handle) starts with `query`, case ignored. `space`: the team space's members
+ * (`modus/space/members`), which tell who is online and a display name the list may lack.
  */
-export function candidates(list: AgentsListResult, query: string, modeName: (slug: string) => string): Candidate[] {
+export function candidates(list: AgentsListResult, query: string, modeName: (slug: string) => string, space: SpaceMember[] = []): Candidate[] {
   const q = query.toLowerCase();
   const agents = list.agents
     .filter((a) => a.name.toLowerCase().startsWith(q))
     .map((a): Candidate => ({ name: a.name, kind: a.topLevel ? 'top-level' : 'subordinate', detail: modeName(a.mode) }));
   const members = list.members
     .filter((m) => m.handle.toLowerCase().startsWith(q))
-    .map((m): Candidate => ({ name: m.handle, kind: 'member', detail: m.name }));
+    .map((m): Candidate => {
+      const known = space.find((s) => s.handle === m.handle);
+      return { name: m.handle, kind: 'member', detail: m.name || known?.displayName || m.handle, ...(known ? { online: known.online } : {}) };
+    });
   return [...agents, ...members];
 }
 
