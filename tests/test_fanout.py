@@ -42,6 +42,13 @@ def delta(cid: str, text: str):
     return protocol.MessageDelta(conversation_id=cid, agent="modus", turn_id="turn-1", text=text)
 
 
+def two_servers(url: str) -> tuple[Client, Client, Fanout, Fanout]:
+    """Two servers' clients and fanouts, for whom everything is the space's; conversation conv-1."""
+    conversation(url, "conv-1")
+    a_client, b_client = Client(), Client()
+    return a_client, b_client, Fanout(a_client, lambda cid: True), Fanout(b_client, lambda cid: True)
+
+
 async def until(check, timeout: float = 10.0):
     with anyio.fail_after(timeout):
         while not check():
@@ -49,9 +56,7 @@ async def until(check, timeout: float = 10.0):
 
 
 async def test_two_servers_see_one_order_numbered_without_gaps(pg_url):
-    conversation(pg_url, "conv-1")
-    a_client, b_client = Client(), Client()
-    a, b = Fanout(a_client, lambda cid: True), Fanout(b_client, lambda cid: True)
+    a_client, b_client, a, b = two_servers(pg_url)
     async with anyio.create_task_group() as tg:
         tg.start_soon(a.run, await feed(pg_url, "srv-a"))
         tg.start_soon(b.run, await feed(pg_url, "srv-b"))
@@ -74,9 +79,7 @@ async def test_two_servers_see_one_order_numbered_without_gaps(pg_url):
 
 
 async def test_a_server_that_missed_notices_catches_up_in_order(pg_url):
-    conversation(pg_url, "conv-1")
-    a_client, b_client = Client(), Client()
-    a, b = Fanout(a_client, lambda cid: True), Fanout(b_client, lambda cid: True)
+    a_client, b_client, a, b = two_servers(pg_url)
     async with anyio.create_task_group() as tg:
         tg.start_soon(a.run, await feed(pg_url, "srv-a"))
         b_scope = anyio.CancelScope()

@@ -153,14 +153,21 @@ async def test_a_server_restarted_comes_back_to_the_space_conversation_that_was_
         await again.stop()
 
 
+async def restarted_offline(tmp_path: Path, pg_url: str, cid: str) -> tuple[Editor, dict]:
+    """A server that talked in `cid` of the space, started again with the space out of reach: it,
+    and the settings it had."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = await talked_in_the_space(workspace, tmp_path / "config", pg_url, cid)
+    again = Editor(workspace, tmp_path / "config")
+    await again.start({**settings, **space(f"postgresql://alice@127.0.0.1:{closed_port()}/team")})
+    return again, settings
+
+
 async def test_a_server_restarted_offline_shows_a_local_conversation_until_a_reachable_space_is_set(pg_url, tmp_path):
     from lsprotocol import types as lsp
 
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    settings = await talked_in_the_space(workspace, tmp_path / "config", pg_url, "conv-team-5")
-    again = Editor(workspace, tmp_path / "config")
-    await again.start({**settings, **space(f"postgresql://alice@127.0.0.1:{closed_port()}/team")})
+    again, settings = await restarted_offline(tmp_path, pg_url, "conv-team-5")
     try:
         offline = await attached(again, "offline")
         state = await again.request(methods.STATE)
@@ -178,11 +185,7 @@ async def test_a_server_restarted_offline_shows_a_local_conversation_until_a_rea
 async def test_a_conversation_started_while_offline_stays_current_when_the_space_connects(pg_url, tmp_path):
     from lsprotocol import types as lsp
 
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    settings = await talked_in_the_space(workspace, tmp_path / "config", pg_url, "conv-team-6")
-    again = Editor(workspace, tmp_path / "config")
-    await again.start({**settings, **space(f"postgresql://alice@127.0.0.1:{closed_port()}/team")})
+    again, settings = await restarted_offline(tmp_path, pg_url, "conv-team-6")
     try:
         await attached(again, "offline")
         stand_in = (await again.request(methods.STATE))["conversationId"]
@@ -194,7 +197,7 @@ async def test_a_conversation_started_while_offline_stays_current_when_the_space
         assert [u for u in again.of_kind("state_changed") if u["state"]["conversationId"] == "conv-team-6"] == []
     finally:
         await again.stop()
-    third = Editor(workspace, tmp_path / "config")  # and a restart stays there too
+    third = Editor(again.workspace, tmp_path / "config")  # and a restart stays there too
     await third.start({**settings, **space(pg_url)})
     try:
         await attached(third)
