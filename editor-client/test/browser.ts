@@ -3,8 +3,11 @@
 // `acquireVsCodeApi` stubbed to record what the webview posts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { Browser, chromium, Page } from 'playwright-core';
+import type { Action } from '../src/protocol/view';
 import { chatHtml, makeNonce } from '../src/webview/html';
+import { toWebview } from './actions';
 
 export const CLIENT_DIR = join(__dirname, '..', '..');
 const ORIGIN = 'https://modus.test';
@@ -80,4 +83,23 @@ export function completionRows(page: Page): Promise<string[]> {
 
 export function posted(page: Page): Promise<any[]> {
   return page.evaluate(() => (window as any).__posted);
+}
+
+/**
+ * A describe block's headless Chromium (launched before its tests, closed after them), and how
+ * its tests open the chat: a running server, then `actions`.
+ */
+export function chatPages(size = { width: 420, height: 600 }): (actions: Action[], pageSize?: { width: number; height: number }) => Promise<Page> {
+  let browser: Browser | undefined;
+  before(async () => {
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  return async (actions, pageSize = size) => {
+    const page = await openChat(browser!, pageSize);
+    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, ...actions]));
+    return page;
+  };
 }

@@ -5,12 +5,11 @@
 // MODUS_SPACE_SCREENSHOTS=<folder> saves what the space's line and the colleagues' messages look like.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import { describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
 import type { SpaceInfo, SpaceMember } from '../src/protocol/generated';
-import type { Action } from '../src/protocol/view';
 import { stateAction, toWebview, updateOf } from './actions';
-import { completionRows, feed, launch, openChat, posted } from './browser';
+import { chatPages, completionRows, feed, posted } from './browser';
 
 const conversationId = 'conv-team';
 const shots = process.env.MODUS_SPACE_SCREENSHOTS;
@@ -26,19 +25,7 @@ const MEMBERS: SpaceMember[] = [
 ];
 
 describe('chat webview: the team space', () => {
-  let browser: Browser;
-  const open = async (actions: Action[]): Promise<Page> => {
-    const page = await openChat(browser, { width: 400, height: 700 });
-    await feed(page, toWebview([{ type: 'server', server: { status: 'running' } }, ...actions]));
-    return page;
-  };
-
-  before(async () => {
-    browser = await launch();
-  });
-  after(async () => {
-    await browser?.close();
-  });
+  const open = chatPages({ width: 400, height: 700 });
 
   it('shows nothing of a space without one', async () => {
     const page = await open([stateAction(conversationId)]);
