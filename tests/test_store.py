@@ -13,6 +13,7 @@ import pytest
 
 import server
 from server.state import StateStore, Store
+from server.state.interface import SpaceTurns
 from server.state.records import PLAN_FIELDS, StoredMessage
 from server.state.store import DB_NAME
 
@@ -394,8 +395,8 @@ def test_a_nul_in_text_is_stored_and_nothing_fails(store):
 # ------------------------------------------------------------ the interface
 
 
-def protocol_methods() -> list[str]:
-    return [name for name, value in vars(StateStore).items() if callable(value) and not name.startswith("_")]
+def protocol_methods(interface=StateStore) -> list[str]:
+    return [name for name, value in vars(interface).items() if callable(value) and not name.startswith("_")]
 
 
 def test_each_store_is_a_state_store(store):
@@ -425,7 +426,15 @@ def test_the_core_uses_no_operation_outside_the_interface():
         if core / "state" not in source.parents:
             used |= set(re.findall(r"\bstore\.(\w+)", source.read_text(encoding="utf-8")))
     assert used, "no store operation found in the core: has the attribute been renamed?"
-    assert used - set(protocol_methods()) - {"recovered"} == set(), "add them to server/state/interface.py"
+    space_only = set(protocol_methods(SpaceTurns))  # what SpaceLink asks of the space's store alone
+    assert used - set(protocol_methods()) - space_only - {"recovered"} == set(), "add them to server/state/interface.py"
+
+
+@pytest.mark.parametrize("name", protocol_methods(SpaceTurns))
+def test_the_space_store_has_each_operation_of_its_own_as_declared(name):
+    declared = inspect.signature(getattr(SpaceTurns, name)).parameters
+    implemented = inspect.signature(getattr(space_store(), name)).parameters
+    assert [(p.name, p.kind, p.default) for p in implemented.values()] == [(p.name, p.kind, p.default) for p in declared.values()]
 
 
 # ------------------------------------------------------------ text no UTF-8 can hold

@@ -155,3 +155,21 @@ class StateStore(Protocol):
     def todos(self, agent: str) -> list[dict[str, Any]]: ...
 
     def replace_todos(self, agent: str, items: Sequence[Mapping[str, Any]]) -> None: ...
+
+
+@runtime_checkable
+class SpaceTurns(Protocol):
+    """What only a team space's store does beyond StateStore (pg.SpaceStore): turns across the
+    servers attached to it (PROTOCOL.md, "Team spaces on PostgreSQL")."""
+
+    def busy(self, conversation_id: str, agent: str) -> bool:
+        """The agent runs a turn in the conversation on another server (its lease alive)."""
+        ...
+
+    def claim_turn(self, turn_id: str) -> bool:
+        """Close another server's turn whose lease ran out: True for the one server that does."""
+        ...
+
+    def claim_own_turn(self, turn_id: str) -> bool:
+        """Close a turn of this server that ended while the space was out of reach."""
+        ...
