@@ -140,3 +140,16 @@ async def test_an_update_this_modus_does_not_know_is_skipped_and_the_rest_delive
         tg.cancel_scope.cancel()
     await newer.close()
     assert (client.updates[0].seq, client.updates[0].text) == (2, "known")
+
+
+async def test_updates_older_than_a_day_are_forgotten_and_the_rest_kept(pg_url):
+    import psycopg
+
+    conversation(pg_url, "conv-1")
+    writer = await feed(pg_url, "srv-a")
+    await writer.append("conv-1", [delta("conv-1", t).model_dump_json(by_alias=True) for t in ("old", "older", "new")])
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        db.execute("UPDATE events SET created_at = created_at - 2 * 86400 WHERE seq <= 2")
+    assert await writer.prune() == 2
+    assert [seq for seq, _ in await writer.read("conv-1", 0)] == [3]
+    await writer.close()

@@ -96,6 +96,9 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
         async def renew(self):
             return []
 
+        async def prune(self):
+            return 0
+
     async def feed(settings, origin):
         return FakeFeed()
 

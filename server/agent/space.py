@@ -20,6 +20,7 @@ back to where the user was.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from typing import Any, Callable, Sequence
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 MAX_RETRY_SECONDS = 30.0
 #: How often an attached server says its member is here (online: said within 30 s).
 HERE_SECONDS = 10.0
+#: Every how many beats a server forgets the space's day-old updates (an hour).
+PRUNE_EVERY = 360
 #: How often a turn waiting for the same agent's turn on another server looks again.
 TURN_POLL_SECONDS = 0.5
 
@@ -225,9 +228,11 @@ class SpaceLink:
         """Every few seconds: this server's member is here, and who else is; its running turns
         leased again, and the turns of servers that are gone closed (the first server to claim
         one closes it)."""
-        while True:
+        for beat in itertools.count(1):
             await anyio.sleep(HERE_SECONDS)
             await feed.here(space.member, space.display_name)
+            if beat % PRUNE_EVERY == 0:  # every server now and then: the day-old updates go
+                await feed.prune()
             self._people = await feed.members()
             abandoned = await feed.renew()
             store = self.routed.space

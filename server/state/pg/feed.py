@@ -27,6 +27,8 @@ CHANNEL = "modus_events"
 MEMBERS_CHANNEL = "modus_members"
 #: a member is online while one of its servers said so within this many seconds
 ONLINE_SECONDS = 30
+#: how long the updates are kept (streamed text is most of them): a day
+EVENTS_KEPT_SECONDS = 24 * 3600
 
 
 class Feed:
@@ -159,6 +161,13 @@ class Feed:
                 (self.origin,),
             )
             return [tuple(row) for row in await cur.fetchall()]
+
+    async def prune(self, older_than: float = EVENTS_KEPT_SECONDS) -> int:
+        """Forget the updates older than `older_than` seconds (the messages stay: the history is
+        theirs); how many. A server away longer than that gets the history, not the stream."""
+        async with self._lock:
+            cur = await self._writer.execute(f"DELETE FROM events WHERE created_at < {_NOW} - %s", (older_than,))
+            return cur.rowcount
 
     async def notify(self, to: str, notice: dict) -> None:
         """Tell the servers of member `to` (`notice` with `to` added, at most ~7 KB of JSON)."""
