@@ -7,11 +7,12 @@ conversation lives with its parent. The local store remembers which conversation
 (its `meta`, key `space:<id>`), so that a server that starts offline knows them and refuses a
 request on one (RequestFailed naming the space) rather than starting it anew locally.
 
-What follows a conversation: its messages, turns, tasks, usage and images. What stays local: the
-workspace's `meta` (current conversation, mode, phase), the agents' plans and plan state and their
-todos (they are the agent's across conversations), and checkpoints (not in the store). The turns
-left open by a crash are looked for locally only: a space's turns are other servers' too (their
-recovery, by lease, is not this part's).
+What follows a conversation: its messages, turns, tasks, usage and images. The agents' plans, plan
+state and todos (the agent's across conversations) are the space's while one is attached (the
+team's agent), else the workspace's. What stays local: the workspace's `meta` (current
+conversation, mode, phase), and checkpoints (not in the store). The turns left open by a crash
+are looked for locally only: a space's turns are other servers' too (SpaceLink closes those, by
+their lease).
 """
 
 from __future__ import annotations
@@ -226,25 +227,29 @@ class Routed:
     ) -> None:
         self._for(conversation_id).add_task(task_id, agent, mode, phase, conversation_id, parent_id, replaces)
 
-    # plans and todos: the agent's, kept local
+    # plans and todos: the agent's across conversations; the space's (the team's agent) while
+    # one is attached, else the workspace's own
+
+    def _agents(self) -> Any:
+        return self.space if self.space is not None else self.local
 
     def plan_create(self, agent: str, goal: str, scope: list[str] | None = None, conversation_id: str | None = None) -> dict[str, Any]:
-        return self.local.plan_create(agent, goal, scope, conversation_id)
+        return self._agents().plan_create(agent, goal, scope, conversation_id)
 
     def plan_get(self, plan_id: str) -> dict[str, Any] | None:
-        return self.local.plan_get(plan_id)
+        return self._agents().plan_get(plan_id)
 
     def plan_update(self, plan_id: str, **fields: Any) -> dict[str, Any]:
-        return self.local.plan_update(plan_id, **fields)
+        return self._agents().plan_update(plan_id, **fields)
 
     def current_plan(self, agent: str) -> tuple[str, dict[str, Any] | None]:
-        return self.local.current_plan(agent)
+        return self._agents().current_plan(agent)
 
     def set_plan_state(self, agent: str, state: str, plan_id: str | None = None) -> None:
-        self.local.set_plan_state(agent, state, plan_id)
+        self._agents().set_plan_state(agent, state, plan_id)
 
     def todos(self, agent: str) -> list[dict[str, Any]]:
-        return self.local.todos(agent)
+        return self._agents().todos(agent)
 
     def replace_todos(self, agent: str, items: Sequence[Mapping[str, Any]]) -> None:
-        self.local.replace_todos(agent, items)
+        self._agents().replace_todos(agent, items)

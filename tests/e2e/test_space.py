@@ -329,3 +329,22 @@ def test_the_space_demo_runs_and_leaves_nothing_behind(pg_cluster_url):
     assert "in one order, numbered 1–" in run.stdout and ": NO" not in run.stdout
     assert "Bob (offline)" in run.stdout and "postgres ▸ stopped and removed" in run.stdout
     assert set(Path(tempfile.gettempdir()).glob("modus-demo-*")) == before
+
+
+async def test_the_agent_s_todos_are_the_space_s_while_attached(pg_url, tmp_path):
+    """The team's agent keeps one list: what it wrote in Alice's turn, Bob's server reads."""
+    ws_a, ws_b = tmp_path / "a", tmp_path / "b"
+    ws_a.mkdir(), ws_b.mkdir()
+    write = {"toolCalls": [{"name": "todo_write", "arguments": {"todos": [{"content": "Fix the cache", "status": "in_progress"}]}}]}
+    alice, bob = Editor(ws_a, tmp_path / "config-a"), Editor(ws_b, tmp_path / "config-b")
+    await alice.start({**script(ws_a, write, {"text": "Planned."}), **space(pg_url)})
+    await bob.start(space(pg_url, member="bob"))
+    try:
+        await attached(alice), await attached(bob)
+        await alice.chat("plan it", conversationId="conv-team-7")
+        listed = await bob.request(methods.TODOS_GET, {"agent": "modus"})
+        assert [(t["content"], t["status"]) for t in listed["todos"]] == [("Fix the cache", "in_progress")]
+        assert rows(pg_url, "SELECT content FROM todos WHERE agent = 'modus'") == [("Fix the cache",)]
+    finally:
+        await bob.stop()
+        await alice.stop()
