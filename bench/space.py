@@ -316,10 +316,40 @@ async def fanout(url: str, folder: Path, seconds: float, pg_folder: Path, n: int
             delays = [(arrived[m] - at) * 1000 for m, at in sent_at.items()]
             (own if s is alice else latencies).extend(delays)
         errors += order_errors(servers, CONVERSATION)
-        return {"count": count, "pace_ms": pace * 1000, "cpu": cpu, "wall": (sends[-1][0] - sends[0][0]) / count * 1000, "own": own, "latencies": latencies, "errors": errors,
+        stages = where_the_time_goes(url, sent_at, {m: at for m, at in arrivals(alice).items() if m in sent_at},
+                                     [arrivals(s) for s in receivers])
+        return {"stages": stages, "count": count, "pace_ms": pace * 1000, "cpu": cpu, "wall": (sends[-1][0] - sends[0][0]) / count * 1000, "own": own, "latencies": latencies, "errors": errors,
                 "receivers": len(receivers)}
     finally:
         await asyncio.gather(*(s.stop() for s in servers), return_exceptions=True)
+
+
+def arrivals(server: Server) -> dict[str, float]:
+    return {u.get("messageId"): at for at, u in server.user_messages(CONVERSATION)}
+
+
+def where_the_time_goes(url: str, sent: dict[str, float], own: dict[str, float], others: list[dict[str, float]]) -> dict[str, list[float]]:
+    """Each message's way, in ms, from the times the sender's server wrote with it (its clock is
+    this one's): send → stored in `messages` (the request read, the message composed and
+    stored); → its update's `events` row written (the feed's queue, the append's first
+    statements); → the sender's own client (commit, NOTIFY, the notice back, out to stdout);
+    → each other client, beyond the sender's own (the notice, the read, out to stdout)."""
+    import psycopg
+
+    offset = time.time() - time.perf_counter()  # perf_counter → wall clock, to a few µs
+    with psycopg.connect(url, autocommit=True) as db:
+        stored = dict(db.execute("SELECT id, created_at FROM messages WHERE conversation_id = %s", (CONVERSATION,)).fetchall())
+        appended = dict(db.execute(
+            "SELECT body::json ->> 'messageId', created_at FROM events WHERE conversation_id = %s AND body::json ->> 'kind' = 'message'",
+            (CONVERSATION,)).fetchall())
+    stages: dict[str, list[float]] = {"stored": [], "appended": [], "own": [], "others": []}
+    for m, at in sent.items():
+        wall = at + offset
+        stages["stored"].append((stored[m] - wall) * 1000)
+        stages["appended"].append((appended[m] - stored[m]) * 1000)
+        stages["own"].append((own[m] + offset - appended[m]) * 1000)
+        stages["others"].extend((o[m] - own[m]) * 1000 for o in others)
+    return stages
 
 
 def order_errors(servers: list[Server], cid: str) -> list[str]:
@@ -477,6 +507,12 @@ async def main_async(args: argparse.Namespace, cluster: str) -> int:
             row("… p99", f"{o99:.2f} ms", f"{p99:.2f} ms", f"{p99 / o99:.2f}×", f"< {FANOUT_P99_MS:.0f} ms {'ok' if met else 'MISSED'}")
         else:
             row("… p99", f"{o99:.2f} ms", f"{p99:.2f} ms", f"{p99 / o99:.2f}×")
+    for n, f in runs.items():
+        st = f["stages"]
+        print(f"  {n} servers, where the time goes, p50 / p99 (ms): send → stored {percentile(st['stored'], 50):.1f} / "
+              f"{percentile(st['stored'], 99):.1f}; → its update appended {percentile(st['appended'], 50):.1f} / "
+              f"{percentile(st['appended'], 99):.1f}; → alice's client {percentile(st['own'], 50):.1f} / {percentile(st['own'], 99):.1f}; "
+              f"the others' beyond alice's {percentile(st['others'], 50):.1f} / {percentile(st['others'], 99):.1f}")
     for n, f in runs.items():
         c = f["cpu"]
         print(f"  {n} servers, CPU per message: alice's server {c['alice']:.2f} ms, each other server {c['receiver']:.2f} ms, "
