@@ -488,6 +488,7 @@ async def main_async(args: argparse.Namespace, cluster: str) -> int:
             runs[n] = await fanout(url, args.folder / f"fanout-{n}", seconds, args.pg_folder, n)
             with psycopg.connect(url, autocommit=True) as db:
                 runs[n]["events"] = db.execute("SELECT count(*) FROM events").fetchone()[0]
+                runs[n]["events_bytes"] = db.execute("SELECT pg_total_relation_size('events')").fetchone()[0]
     f = runs[SERVERS]
     print(f"1. fan-out: alice sends {f['count']} mention-only messages at {1000 / f['pace_ms']:.0f}/s into one space conversation; "
           "baseline: alice's own client")
@@ -522,6 +523,9 @@ async def main_async(args: argparse.Namespace, cluster: str) -> int:
         events = f["events"]
         print(f"  {n} servers, every client: the conversation's {events} updates numbered 1…{events} without a gap, in one order: "
               f"{'ok' if not f['errors'] else 'FAILED'}")
+    f = runs[SERVERS]
+    print(f"  the events table (nothing prunes it): {f['events']} rows, {f['events_bytes'] / 1024:.0f} KB with its index, "
+          f"{f['events_bytes'] / f['events']:.0f} bytes an update of this size")
 
     with pg_cluster.database(cluster) as url:
         h = history(url, big, 21)
