@@ -37,9 +37,9 @@ snapshots: $(STAMP)
 test-editor: $(STAMP)
 	MODUS_PYTHON=$(abspath $(PY)) editor-client/scripts/test.sh
 
-bench: $(STAMP) chromium
+bench: $(STAMP) chromium postgresql
 	$(PY) -m compileall -q server protocol  # start-up is measured: no module compiled on the way
-	@failed=0; for b in run agents checkpoints context search inbound sdk projectfiles webview browser firstrun; do \
+	@failed=0; for b in run agents checkpoints context search inbound sdk projectfiles webview browser firstrun space; do \
 	  $(PY) bench/$$b.py || { failed=1; echo "bench/$$b.py: a target was missed"; }; \
 	done; exit $$failed  # every benchmark prints, whatever an earlier one found
 
