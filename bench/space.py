@@ -530,7 +530,7 @@ async def main_async(args: argparse.Namespace, cluster: str) -> int:
         print(f"  {n} servers, every client: the conversation's {events} updates numbered 1…{events} without a gap, in one order: "
               f"{'ok' if not f['errors'] else 'FAILED'}")
     f = runs[SERVERS]
-    print(f"  the events table (nothing prunes it): {f['events']} rows, {f['events_bytes'] / 1024:.0f} KB with its index, "
+    print(f"  the events table (kept a day): {f['events']} rows, {f['events_bytes'] / 1024:.0f} KB with its index, "
           f"{f['events_bytes'] / f['events']:.0f} bytes an update of this size")
 
     with pg_cluster.database(cluster) as url:

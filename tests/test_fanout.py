@@ -153,3 +153,31 @@ async def test_updates_older_than_a_day_are_forgotten_and_the_rest_kept(pg_url):
     assert await writer.prune() == 2
     assert [seq for seq, _ in await writer.read("conv-1", 0)] == [3]
     await writer.close()
+
+
+async def test_two_spaces_in_one_database_hear_only_their_own(pg_url):
+    """A space a schema (the URL's search_path): a NOTIFY reaches the whole database, so each
+    space's feed has channels of its own; Bob of space B hears nothing of space A."""
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        db.execute("CREATE SCHEMA team_a")
+        db.execute("CREATE SCHEMA team_b")
+    url_a, url_b = (f"{pg_url}?options=-csearch_path%3D{name}" for name in ("team_a", "team_b"))
+    for url in (url_a, url_b):
+        conversation(url, "conv-1")
+    a_client, b_client = Client(), Client()
+    a, b = Fanout(a_client, lambda cid: True), Fanout(b_client, lambda cid: True)
+    a.member = b.member = "bob"
+    async with anyio.create_task_group() as tg:
+        feed_a = await feed(url_a, "srv-a")
+        tg.start_soon(a.run, feed_a)
+        tg.start_soon(b.run, await feed(url_b, "srv-b"))
+        await until(lambda: a.feed is not None and b.feed is not None)
+        a.publish(delta("conv-1", "only in a"))
+        await feed_a.notify("bob", {"conversationId": "conv-1", "from": "alice", "text": "@bob", "messageId": "msg-1"})
+        await until(lambda: len(a_client.updates) == 2)
+        await anyio.sleep(0.3)
+        tg.cancel_scope.cancel()
+    assert {u.kind for u in a_client.updates} == {"message_delta", "notification"}
+    assert b_client.updates == []

@@ -19,9 +19,11 @@ from typing import AsyncIterator, Callable, Sequence
 
 import anyio
 import psycopg
+from psycopg import sql
 
 from .store import LEASE_SECONDS, LIVELY, NOW as _NOW, connection_options
 
+#: the channels' names (`:<schema>` added: see Feed)
 CHANNEL = "modus_events"
 #: a member @-mentioned: `{"to": handle, ...}`, for that member's servers
 MEMBERS_CHANNEL = "modus_members"
@@ -32,26 +34,34 @@ EVENTS_KEPT_SECONDS = 24 * 3600
 
 
 class Feed:
-    def __init__(self, writer: psycopg.AsyncConnection, listener: psycopg.AsyncConnection, origin: str):
+    def __init__(self, writer: psycopg.AsyncConnection, listener: psycopg.AsyncConnection, origin: str, schema: str = "public"):
         self._writer = writer
         self._listener = listener
         #: the writer's: a read between an append's statements would see them uncommitted
         self._lock = anyio.Lock()
         #: this server's id, stored with each event it appends
         self.origin = origin
+        # A NOTIFY reaches every listener of the database: spaces that share one (a schema each,
+        # the URL's search_path) have channels of their own, so that none hears another's.
+        self.channel, self.members_channel = f"{CHANNEL}:{schema}", f"{MEMBERS_CHANNEL}:{schema}"
 
     @classmethod
     async def open(cls, url: str, password: str | None, origin: str) -> Feed:
         options = {**connection_options(password), **LIVELY}
         writer = await psycopg.AsyncConnection.connect(url, **options)
+        listener = None
         try:
+            schema = (await (await writer.execute("SELECT current_schema()")).fetchone())[0] or "public"
             listener = await psycopg.AsyncConnection.connect(url, **options)
-            await listener.execute(f"LISTEN {CHANNEL}")
-            await listener.execute(f"LISTEN {MEMBERS_CHANNEL}")
+            feed = cls(writer, listener, origin, schema)
+            for channel in (feed.channel, feed.members_channel):
+                await listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
         except BaseException:
-            await writer.close()
+            for db in (writer, listener):
+                if db is not None:
+                    await db.close()
             raise
-        return cls(writer, listener, origin)
+        return feed
 
     async def close(self) -> None:
         for db in (self._writer, self._listener):
@@ -88,7 +98,7 @@ class Feed:
                     "INSERT INTO events(conversation_id, seq, origin, body, created_at) VALUES (%s, %s, %s, %s, %s)",
                     [(conversation_id, first + i, self.origin, body, now) for i, body in enumerate(bodies)],
                 )
-            await db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{first} {last} {conversation_id}"))
+            await db.execute("SELECT pg_notify(%s, %s)", (self.channel, f"{first} {last} {conversation_id}"))
             numbered(first)
         return last
 
@@ -104,7 +114,7 @@ class Feed:
         """As they commit: (conversation id, first, last number) of each append on the space,
         and each member notice (`notify`) as its dict."""
         async for notice in self._listener.notifies():
-            if notice.channel == MEMBERS_CHANNEL:
+            if notice.channel == self.members_channel:
                 try:
                     found = json.loads(notice.payload)
                 except ValueError:
@@ -172,4 +182,4 @@ class Feed:
     async def notify(self, to: str, notice: dict) -> None:
         """Tell the servers of member `to` (`notice` with `to` added, at most ~7 KB of JSON)."""
         async with self._lock:
-            await self._writer.execute("SELECT pg_notify(%s, %s)", (MEMBERS_CHANNEL, json.dumps({**notice, "to": to})))
+            await self._writer.execute("SELECT pg_notify(%s, %s)", (self.members_channel, json.dumps({**notice, "to": to})))
