@@ -9,6 +9,12 @@ While offline, or once the feed lost its connection (PostgreSQL restarted, the n
 tries again, waiting 1, 2, 4 … 30 s between attempts. A settings change that adds, removes or
 changes `space` attaches anew.
 
+While attached, every 10 s it says its member is here (presence, online within 30 s), renews the
+leases of its running turns, and closes, as `interrupted`, the turns of servers that are gone
+(Conversations.close_abandoned_turns); `turn_free` makes a turn wait while the same agent runs
+one in the conversation on another server. It is Intake's `People`: the space's members for the
+@-mentions, the author of a user message, the members a message mentions told (`notification`).
+
 It also keeps the current conversation readable (`Resume`): whenever the space is not attached
 (at start-up, which never waits for it; connecting; offline; `space` removed) and the current
 conversation is the space's, it is set aside (remembered in the local store's meta, so that a
