@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from server.state.pg.cluster import USER, binaries, halt, resume, start, stop  # noqa: F401 - the tests' too
+from server.state.pg.cluster import USER, binaries, free_port, halt, resume, start, stop  # noqa: F401 - the tests' too
 
 ENV = "MODUS_TEST_PG_DIR"
 PASSWORD = "s3cret-" + "pw-never-shown"  # two pieces: grep finds the test's literal, not the value
