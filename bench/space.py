@@ -357,11 +357,13 @@ def where_the_time_goes(url: str, sent: dict[str, float], own: dict[str, float],
 
 
 def order_errors(servers: list[Server], cid: str) -> list[str]:
-    """Every client: the conversation's updates numbered 1, 2, 3 … without a gap; all the same."""
+    """Every client: the conversation's updates numbered 1, 2, 3 … without a gap; all the same.
+    A `notification` (the member mentioned) is one member's, and never numbered: apart."""
     errors = []
     reference: list[tuple] | None = None
     for s in servers:
-        seen = [(u.get("seq"), u["kind"], u.get("messageId")) for _, u in s.updates if u.get("conversationId") == cid]
+        seen = [(u.get("seq"), u["kind"], u.get("messageId")) for _, u in s.updates
+                if u.get("conversationId") == cid and u["kind"] != "notification"]
         numbered = [seq for seq, _, _ in seen if seq is not None]
         if len(numbered) != len(seen):
             errors.append(f"{s.handle}: {len(seen) - len(numbered)} updates of the conversation without seq")

@@ -175,7 +175,7 @@ async def test_two_spaces_in_one_database_hear_only_their_own(pg_url):
         tg.start_soon(b.run, await feed(url_b, "srv-b"))
         await until(lambda: a.feed is not None and b.feed is not None)
         a.publish(delta("conv-1", "only in a"))
-        await feed_a.notify("bob", {"conversationId": "conv-1", "from": "alice", "text": "@bob", "messageId": "msg-1"})
+        await feed_a.notify([("bob", {"conversationId": "conv-1", "from": "alice", "text": "@bob", "messageId": "msg-1"})])
         await until(lambda: len(a_client.updates) == 2)
         await anyio.sleep(0.3)
         tg.cancel_scope.cancel()

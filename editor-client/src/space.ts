@@ -43,9 +43,15 @@ export class SpaceMembers implements vscode.Disposable {
     this.schedule();
   }
 
-  /** Whether an update is news of the space: asked again on every one. */
+  /**
+   * Whether an update is news of the space, the members asked again: its state changed, or a
+   * message from a member not in the list (someone who attached since it was asked).
+   */
   mayChange(u: Update): boolean {
-    return u.kind === 'space_changed';
+    if (u.kind === 'space_changed') return true;
+    if (u.kind !== 'message' || !u.member) return false;
+    const known = this.store.view.members;
+    return known !== null && !known.some((m) => m.handle === u.member);
   }
 
   /** The chat was shown or hidden: the members are asked every 30 s only while it shows. */

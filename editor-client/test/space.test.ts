@@ -81,6 +81,10 @@ describe('SpaceMembers', () => {
     assert.equal(calls.n, 1);
     assert.deepEqual(store.view.members, MEMBERS);
     assert.ok(members.mayChange({ kind: 'space_changed', conversationId: 'c', space: space('connected') }));
+    const said = (member?: string) => ({ kind: 'message', conversationId: 'c', role: 'user', text: 'hi', ...(member ? { member } : {}) }) as any;
+    assert.ok(members.mayChange(said('dave')), 'a message from someone not listed: asked again');
+    assert.ok(!members.mayChange(said('bob')), 'from a listed member: not');
+    assert.ok(!members.mayChange(said()), 'the own (no member): not');
     members.dispose();
   });
 

@@ -42,6 +42,8 @@ class Fanout:
         #: the space's feed while it carries updates (`run`)
         self.feed: Feed | None = None
         self._queue: list[Any] = []
+        #: (member, notification) to send after the queued updates
+        self._notices: list[tuple[str, dict]] = []
         self._more = anyio.Event()
         #: this server's updates appended, by (conversation, number), until delivered
         self._own: dict[tuple[str, int], Any] = {}
@@ -67,6 +69,15 @@ class Fanout:
             log.warning("space: %s", exc)
             return False
 
+    def tell(self, to: str, notice: dict) -> None:
+        """A member's `notification`, sent with the next batch of updates (after the message
+        that mentions them); dropped, logged, while the space is offline."""
+        if self.feed is None:
+            log.info("space offline: the notification of %s is not sent", to)
+            return
+        self._notices.append((to, notice))
+        self._more.set()
+
     async def run(self, feed: Feed) -> None:
         """Carry the space conversations' updates through `feed` until it fails (raised) or this
         is cancelled; what was not appended by then goes to the clients unnumbered."""
@@ -77,6 +88,7 @@ class Fanout:
                 await self._receive()
         finally:
             self.feed = None
+            self._notices = []
             unsent, self._queue = self._queue, []
             for update in unsent:
                 self.host.publish(update)
@@ -98,6 +110,9 @@ class Fanout:
                     self._queue = [u for _, updates in left for u in updates] + self._queue
                     raise
                 left.pop(0)
+            notices, self._notices = self._notices, []
+            if notices:
+                await self.feed.notify(notices)
 
     async def _append(self, cid: str, updates: list[Any]) -> None:
         assert self.feed is not None

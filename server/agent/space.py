@@ -234,12 +234,17 @@ class SpaceLink:
         """Every few seconds: this server's member is here, and who else is; its running turns
         leased again, and the turns of servers that are gone closed (the first server to claim
         one closes it)."""
+        said = [(handle, online) for handle, _, online in self._people]
         for beat in itertools.count(1):
             await anyio.sleep(HERE_SECONDS)
             await feed.here(space.member, space.display_name)
             if beat % PRUNE_EVERY == 0:  # every server now and then: the day-old updates go
                 await feed.prune()
             self._people = await feed.members()
+            here = [(handle, online) for handle, _, online in self._people]
+            if here != said and self.info is not None:  # who is here changed since the last beat: the clients ask again
+                self.host.publish(protocol.SpaceChanged(conversation_id=self.current(), space=self.info))
+            said = here
             abandoned = await feed.renew()
             store = self.routed.space
             if abandoned and store is not None:
@@ -288,7 +293,7 @@ class SpaceLink:
             return
         notice = {"conversationId": cid, "from": space.member, "text": text[:1000], "messageId": message_id}
         for handle in dict.fromkeys(h for h in handles if h.lower() != space.member.lower()):
-            self._tg.start_soon(_quietly, feed.notify(handle, notice))
+            self.fanout.tell(handle, notice)
 
     def _lost(self, why: str) -> None:
         """A call of the space's store found PostgreSQL gone: offline now, not when the feed's

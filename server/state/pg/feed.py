@@ -179,7 +179,9 @@ class Feed:
             cur = await self._writer.execute(f"DELETE FROM events WHERE created_at < {_NOW} - %s", (older_than,))
             return cur.rowcount
 
-    async def notify(self, to: str, notice: dict) -> None:
-        """Tell the servers of member `to` (`notice` with `to` added, at most ~7 KB of JSON)."""
+    async def notify(self, notices: Sequence[tuple[str, dict]]) -> None:
+        """Tell the servers of each member `to` its `notice` (`to` added; at most ~7 KB of JSON
+        each): one statement for them all."""
+        bodies = [json.dumps({**notice, "to": to}) for to, notice in notices]
         async with self._lock:
-            await self._writer.execute("SELECT pg_notify(%s, %s)", (self.members_channel, json.dumps({**notice, "to": to})))
+            await self._writer.execute("SELECT pg_notify(%s, body) FROM unnest(%s::text[]) AS body", (self.members_channel, bodies))
