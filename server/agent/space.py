@@ -234,17 +234,12 @@ class SpaceLink:
         """Every few seconds: this server's member is here, and who else is; its running turns
         leased again, and the turns of servers that are gone closed (the first server to claim
         one closes it)."""
-        said = [(handle, online) for handle, _, online in self._people]
         for beat in itertools.count(1):
             await anyio.sleep(HERE_SECONDS)
             await feed.here(space.member, space.display_name)
             if beat % PRUNE_EVERY == 0:  # every server now and then: the day-old updates go
                 await feed.prune()
             self._people = await feed.members()
-            here = [(handle, online) for handle, _, online in self._people]
-            if here != said and self.info is not None:  # who is here changed since the last beat: the clients ask again
-                self.host.publish(protocol.SpaceChanged(conversation_id=self.current(), space=self.info))
-            said = here
             abandoned = await feed.renew()
             store = self.routed.space
             if abandoned and store is not None:

@@ -308,13 +308,9 @@ async def test_members_online_and_a_mention_notifies_only_that_member_s_clients(
         assert not alice.of_kind("notification") and not carol.of_kind("notification")
         assert not alice.of_kind("turn_started")
 
-        said = len(alice.of_kind("space_changed"))
         await bob.stop()
         members = (await alice.request(methods.SPACE_MEMBERS))["members"]
         assert [(m["handle"], m["online"]) for m in members] == [("alice", True), ("carol", True), ("bob", False)]
-        # who is here changed: Alice's editor is told within a beat (10 s), to ask again
-        changed = await alice.wait_for(lambda: alice.of_kind("space_changed")[said:], timeout=25)
-        assert changed[0]["space"]["state"] == "connected"
     finally:
         await carol.stop()
         await alice.stop()

@@ -63,7 +63,7 @@ describe('a team space in a real VS Code (code-server)', { skip: !codeServerDir 
     assert.equal(await space().locator('.space-state').textContent(), 'connected');
   });
 
-  step('a second server attaches as bob: the sidebar shows him online (said within 10 s)', async () => {
+  step('a second server attaches as bob: the sidebar shows him online (within the 30 s refresh)', async () => {
     bob = await new ServerSession({
       turns: [{ text: 'Noted.' }, { text: 'Noted again.' }],
       settings: { space: { url, name: 'team', member: 'bob', displayName: 'Bob' }, members: [{ handle: 'alice', name: 'Alice' }] },
@@ -75,7 +75,7 @@ describe('a team space in a real VS Code (code-server)', { skip: !codeServerDir 
       60_000,
     );
     const online = space().locator('.space-member.online[data-handle="bob"]');
-    await online.waitFor({ timeout: 30_000 });
+    await online.waitFor({ timeout: 45_000 });
     assert.match((await online.getAttribute('title')) ?? '', /^@bob .*: online$/);
   });
 
