@@ -1,6 +1,6 @@
 """A team space's faults, over stdio with a real server on a real PostgreSQL of the test's own
-(PROTOCOL.md, "Team spaces on PostgreSQL"): PostgreSQL restarted while attached, and the network
-cut in the middle of a turn. Each time the server says so (offline, why, never the password),
+(PROTOCOL.md, "Team spaces on PostgreSQL"): PostgreSQL down at start, restarted while attached,
+and the network cut in the middle of a turn; a dead server's turn; one turn per agent. Each time the server says so (offline, why, never the password),
 keeps local work going, reconnects by itself, and nothing stored is lost or doubled."""
 
 from __future__ import annotations
@@ -230,3 +230,28 @@ async def test_one_turn_per_agent_per_conversation_across_the_space(pg_url, tmp_
     finally:
         await bob.stop()
         await alice.stop()
+
+
+async def test_postgresql_down_at_start_then_up(own_pg, tmp_path):
+    """The server starts while PostgreSQL is stopped: it says offline and works locally; once
+    PostgreSQL is started, it connects by itself and the space's conversations work."""
+    url, folder = own_pg
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    pg_cluster.halt(folder)
+    editor = Editor(workspace, tmp_path / "config")
+    await editor.start({**script(workspace, {"text": "local"}, {"text": "shared"}), **space(url)})
+    try:
+        offline = await now(editor, "offline")
+        assert "127.0.0.1" in offline["space"]["error"] and pg_cluster.PASSWORD not in offline["space"]["error"]
+        ended = await editor.chat("meanwhile", conversationId="conv-f-local")
+        assert ended["outcome"] == "completed"
+        pg_cluster.resume(folder)
+        await now(editor, "connected", timeout=40)  # tried again after 1, 2, 4 … s
+        ended = await editor.chat("now shared", conversationId="conv-f-5")
+        assert ended["outcome"] == "completed"
+        assert rows(url, "SELECT role, text FROM messages WHERE conversation_id = %s ORDER BY seq", "conv-f-5") == [
+            ("user", "now shared"), ("assistant", "shared"),
+        ]
+    finally:
+        await editor.stop()
