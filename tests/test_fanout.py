@@ -127,7 +127,7 @@ async def test_local_conversations_server_updates_and_an_offline_space_go_straig
     assert client.updates[-1] == ("message", "info", "hi")
 
 
-async def test_an_update_this_modus_does_not_know_is_skipped_and_the_rest_delivered(pg_url):
+async def test_an_update_this_modus_does_not_know_or_too_large_or_a_malformed_notice_is_skipped_and_the_rest_delivered(pg_url):
     conversation(pg_url, "conv-1")
     client = Client()
     fanout = Fanout(client, lambda cid: True)
@@ -135,11 +135,15 @@ async def test_an_update_this_modus_does_not_know_is_skipped_and_the_rest_delive
     async with anyio.create_task_group() as tg:
         tg.start_soon(fanout.run, await feed(pg_url, "srv-a"))
         await until(lambda: fanout.feed is not None)
-        await newer.append("conv-1", ['{"conversationId": "conv-1", "kind": "hologram"}', delta("conv-1", "known").model_dump_json(by_alias=True)])
-        await until(lambda: len(client.updates) == 1)
+        huge = delta("conv-1", "x" * (2 << 20)).model_dump_json(by_alias=True)  # over the 1 MiB a peer's update may be
+        await newer.append("conv-1", ['{"conversationId": "conv-1", "kind": "hologram"}', huge, delta("conv-1", "known").model_dump_json(by_alias=True)])
+        async with newer._lock:  # anyone who can write to the space can NOTIFY anything
+            await newer._writer.execute("SELECT pg_notify(%s, 'not numbers conv-1')", (newer.channel,))
+        await newer.append("conv-1", [delta("conv-1", "after").model_dump_json(by_alias=True)])
+        await until(lambda: len(client.updates) == 2)
         tg.cancel_scope.cancel()
     await newer.close()
-    assert (client.updates[0].seq, client.updates[0].text) == (2, "known")
+    assert [(u.seq, u.text) for u in client.updates] == [(3, "known"), (4, "after")]
 
 
 async def test_updates_older_than_a_day_are_forgotten_and_the_rest_kept(pg_url):

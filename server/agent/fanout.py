@@ -171,12 +171,17 @@ class Fanout:
 
 def _parsed(body: str | None) -> Any:
     """Another server's update as the protocol's model; None (skipped, logged) when this
-    server's protocol does not know it (a newer Modus)."""
+    server's protocol does not know it (a newer Modus), or it was too large to read."""
     global _UPDATE
     from pydantic import TypeAdapter, ValidationError
 
     import protocol
 
+    from ..state.pg.feed import MAX_EVENT_BYTES
+
+    if body is None:  # over the feed's bound: not read
+        log.warning("an update of the space larger than %d bytes was skipped", MAX_EVENT_BYTES)
+        return None
     if _UPDATE is None:
         _UPDATE = TypeAdapter(protocol.Update)
     try:

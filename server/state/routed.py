@@ -121,9 +121,6 @@ class Routed:
     def reopen_turn(self, turn_id: str) -> None:
         found = self._turns.get(turn_id)
         self._for(found[0] if found else None).reopen_turn(turn_id)
-        if found is None:
-            return
-        self._turns[turn_id] = found
 
     def open_turns(self) -> list[tuple[str, str, str]]:
         return self.local.open_turns()

@@ -14,6 +14,7 @@ call or the `notices` iterator; its owner reconnects with a new Feed.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from typing import AsyncIterator, Callable, Sequence
 
@@ -23,12 +24,16 @@ from psycopg import sql
 
 from .store import LEASE_SECONDS, LIVELY, NOW as _NOW, connection_options
 
+log = logging.getLogger(__name__)
+
 #: the channels' names (`:<schema>` added: see Feed)
 CHANNEL = "modus_events"
 #: a member @-mentioned: `{"to": handle, ...}`, for that member's servers
 MEMBERS_CHANNEL = "modus_members"
 #: a member is online while one of its servers said so within this many seconds
 ONLINE_SECONDS = 30
+#: the largest update another server's is read (Modus's own are far below it)
+MAX_EVENT_BYTES = 1 << 20
 #: how long the updates are kept (streamed text is most of them): a day
 EVENTS_KEPT_SECONDS = 24 * 3600
 
@@ -102,18 +107,21 @@ class Feed:
             numbered(first)
         return last
 
-    async def read(self, conversation_id: str, after: int, limit: int = 1000) -> list[tuple[int, str]]:
-        """(number, wire JSON) of the conversation's updates after number `after`, in order."""
+    async def read(self, conversation_id: str, after: int, limit: int = 1000) -> list[tuple[int, str | None]]:
+        """(number, wire JSON) of the conversation's updates after number `after`, in order; the
+        JSON None for one over MAX_EVENT_BYTES (another server wrote it: it is not read)."""
         async with self._lock:
             cur = await self._writer.execute(
-                "SELECT seq, body FROM events WHERE conversation_id = %s AND seq > %s ORDER BY seq LIMIT %s", (conversation_id, after, limit)
+                "SELECT seq, CASE WHEN octet_length(body) <= %s THEN body END FROM events WHERE conversation_id = %s AND seq > %s "
+                "ORDER BY seq LIMIT %s",
+                (MAX_EVENT_BYTES, conversation_id, after, limit),
             )
             return [(seq, body) for seq, body in await cur.fetchall()]
 
     async def notices(self) -> AsyncIterator[tuple[str, int, int] | dict]:
         """As they commit: (conversation id, first, last number) of each append on the space,
         and each member notice (`notify`) as its dict."""
-        async for notice in self._listener.notifies():
+        async for notice in self._listener.notifies():  # a payload is at most 8000 bytes (PostgreSQL's)
             if notice.channel == self.members_channel:
                 try:
                     found = json.loads(notice.payload)
@@ -122,8 +130,14 @@ class Feed:
                 if isinstance(found, dict):
                     yield found
                 continue
-            first, last, cid = notice.payload.split(" ", 2)
-            yield cid, int(first), int(last)
+            try:  # anyone who can write to the space can NOTIFY: a malformed notice is skipped
+                first, last, cid = notice.payload.split(" ", 2)
+                numbers = int(first), int(last)
+            except ValueError:
+                log.warning("space: a notice that is not `first last conversation` was skipped")
+                continue
+            if 0 < numbers[0] <= numbers[1]:
+                yield cid, *numbers
 
     # -- members
 
