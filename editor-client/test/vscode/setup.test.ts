@@ -162,6 +162,8 @@ describe('Set up Modus: from the .vsix alone to a chat (code-server)', { skip: !
       writeFileSync(join(storageOf(wb), 'env', 'modus-version'), '0.0.1\n');
       await wb.open();
       await wb.showChat();
+      // the chat may be drawn before the extension has looked at the stamp: the composer shows until it has
+      await wb.chat.locator('#env[data-state="running"]').waitFor({ timeout: 60_000 });
       const seen = await watchCard(wb, async () => wb.chat.locator('#input').isVisible());
       assert.ok(seen.some((t) => /Upgrading Modus to \d+\.\d+\.\d+…/.test(t)), seen.join('\n'));
       assert.notEqual(readFileSync(join(storageOf(wb), 'env', 'modus-version'), 'utf8').trim(), '0.0.1');
