@@ -196,6 +196,8 @@ class ChatUnqueueResult(Wire):
     message_id: str
     #: the message as the user typed it (for the composer to take back)
     text: str
+    #: its images as they were sent, for the composer to take back with it
+    images: Opt[list[ChatImageResult]] = None
 
 
 class QueuedMessage(Wire):

@@ -32,7 +32,7 @@ export class MessageActions {
 
   async unqueue(messageId: string): Promise<void> {
     const result = await this.request('take back the message', (api, conversationId) => api.unqueue(conversationId, messageId));
-    if (result) this.sidebar.fillComposer(result.text);
+    if (result) this.sidebar.fillComposer(result.text, result.images);
   }
 
   private async request<T>(what: string, call: (api: NonNullable<ServerApi['api']>, conversationId: string) => Promise<T>): Promise<T | undefined> {

@@ -2,6 +2,7 @@
 // when it is ready, then the actions, gathered a frame at a time: a streamed reply is hundreds
 // of deltas), and the messages it sends back.
 import * as vscode from 'vscode';
+import type { ChatImageResult } from './protocol/generated';
 import type { Action, ViewState } from './protocol/view';
 import { chatHtml, makeNonce } from './webview/html';
 import type { FromWebview, ToWebview } from './webview/messages';
@@ -61,9 +62,9 @@ export class Sidebar implements vscode.WebviewViewProvider {
     else this.focusWanted = true; // when it is ready
   }
 
-  /** A message taken back from the queue: its text in the composer again. */
-  fillComposer(text: string): void {
-    this.send({ type: 'fillComposer', text });
+  /** A message taken back from the queue: its text and its images in the composer again. */
+  fillComposer(text: string, images?: ChatImageResult[]): void {
+    this.send({ type: 'fillComposer', text, ...(images?.length ? { images } : {}) });
   }
 
   /** The action, posted with the others of its frame (in order). */

@@ -275,8 +275,15 @@ describe('chat webview: streaming and what a screen reader hears', () => {
     assert.equal(await page.locator('#log .msg.user').count(), 1, 'not in the conversation yet');
     await queued.locator('[data-message="m3"]').getByRole('button', { name: 'Take back' }).click();
     assert.deepEqual((await posted(page)).filter((m) => m.type === 'unqueue'), [{ type: 'unqueue', messageId: 'm3' }]);
-    await feed(page, [...toWebview([up({ kind: 'unqueued', messageId: 'm3', text: 'in Python' })]), { type: 'fillComposer', text: 'in Python' }]);
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==';
+    await feed(page, [...toWebview([up({ kind: 'unqueued', messageId: 'm3', text: 'in Python' })]), { type: 'fillComposer', text: 'in Python', images: [{ mimeType: 'image/png', data: png }] }]);
     assert.equal(await page.locator('#input').inputValue(), 'in Python');
+    // its image is in the composer again, and goes with the message sent next
+    assert.deepEqual(await page.locator('#attachments img.thumb').evaluateAll((imgs) => imgs.map((i) => (i as HTMLImageElement).src)), [`data:image/png;base64,${png}`]);
+    await page.locator('#input').press('Enter');
+    const sent = (await posted(page)).filter((m) => m.type === 'send');
+    assert.deepEqual(sent.at(-1), { type: 'send', text: 'in Python', images: [{ mimeType: 'image/png', data: png }] });
+    assert.equal(await page.locator('#attachments img.thumb').count(), 0);
     await feed(page, toWebview([
       up({ kind: 'turn_ended', turnId: 't1', agent: 'modus', outcome: 'completed' }),
       up({ kind: 'message', role: 'user', text: 'and test it', messageId: 'm2' }),

@@ -17,6 +17,7 @@ then too).
 
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Sequence
 
 import protocol
@@ -79,7 +80,8 @@ class MessageQueue:
         taken = self.take_back(checked_id(cid), message_id)
         for agent, summons in self.release(cid):
             await self.wake(cid, agent, summons)
-        return protocol.ChatUnqueueResult(conversation_id=cid, message_id=taken.id, text=taken.typed)
+        images = [protocol.ChatImageResult(mime_type=i.mime_type, data=base64.b64encode(i.data).decode()) for i in taken.images]
+        return protocol.ChatUnqueueResult(conversation_id=cid, message_id=taken.id, text=taken.typed, images=images or None)
 
     def take_back(self, cid: str, message_id: str) -> Prepared:
         """`modus/chat/unqueue`: the queued message, removed (an `unqueued` update says so)."""

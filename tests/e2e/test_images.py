@@ -254,3 +254,22 @@ async def test_edit_and_resend_keeps_the_message_s_images(editor, workspace):
     [again] = [m for m in history if m["role"] == "user"]
     assert again["id"] == edited["messageId"] and len(again["images"]) == 1
     assert stored_images(workspace) == 1
+
+
+async def test_a_queued_message_taken_back_gives_back_its_images_and_none_is_stored(editor, workspace):
+    sleep = {"toolCalls": [{"name": "execute_command", "arguments": {"command": "sleep 30"}}]}
+    await editor.start({**script(workspace, sleep, {"text": "Stopped."}), "autoApprove": {"command": True}})
+    sent = await editor.request(methods.CHAT_SEND, {"text": "wait"})
+    cid = sent["conversationId"]
+    await editor.wait_for(lambda: [u for u in editor.of_kind("tool_call") if u["status"] == "running"])
+    pictures = [image(png(seed=3)), image(JPEG, "image/jpeg")]
+    queued = await editor.request(methods.CHAT_SEND, {"text": "look at these", "images": pictures})
+    taken = await editor.request(methods.CHAT_UNQUEUE, {"conversationId": cid, "messageId": queued["messageId"]})
+    await editor.request(methods.CHAT_CANCEL, {"conversationId": cid})
+    await editor.wait_for(lambda: editor.of_kind("turn_ended"))
+    assert queued["queued"] is True
+    # the composer gets the images back as they were sent, with the text
+    assert taken == {"conversationId": cid, "messageId": queued["messageId"], "text": "look at these", "images": pictures}
+    # the update tells every client it went, without the bytes
+    assert editor.of_kind("unqueued") == [{"kind": "unqueued", "conversationId": cid, "messageId": queued["messageId"], "text": "look at these"}]
+    assert stored_images(workspace) == 0

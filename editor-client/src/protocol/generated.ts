@@ -535,6 +535,7 @@ export interface ChatUnqueueParams {
  */
 export interface ChatUnqueueResult {
   conversationId: string;
+  images?: ChatImageResult[];
   messageId: string;
   text: string;
 }

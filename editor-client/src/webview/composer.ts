@@ -5,10 +5,10 @@
 // The keys of a terminal: Escape cancels the running turn, Up in an empty box (or on a message it
 // brought back) brings back the earlier messages, Down the later ones. While a turn runs, Send
 // reads Queue: the server keeps the message until the turn ends.
-import type { CommandInfo } from '../protocol/generated';
+import type { ChatImageResult, CommandInfo } from '../protocol/generated';
 import { modeName, ViewState } from '../protocol/view';
 import { byId, el, Host } from './dom';
-import { Attachments, mountAttachments, renderAttachments, takeFiles } from './images';
+import { Attached, Attachments, MAX_IMAGES, mountAttachments, renderAttachments, takeFiles } from './images';
 import { Candidate, candidates, insertMention, mentionAt, MentionToken } from './mentions';
 import { commandAt, commandCandidates, commandHint, CommandToken, insertCommand, typedCommand } from './slash';
 
@@ -119,8 +119,13 @@ export function focus(c: Composer) {
   c.input.focus();
 }
 
-/** A message taken back from the queue: in the box, before what was typed since. */
-export function fill(c: Composer, text: string) {
+/** A message taken back from the queue: in the box, before what was typed since; its images with it. */
+export function fill(c: Composer, text: string, images: ChatImageResult[] = []) {
+  if (images.length) {
+    const taken = images.map((i, n) => ({ ...i, mimeType: i.mimeType as Attached['mimeType'], name: `image ${n + 1} of the message taken back` }));
+    c.attachments.items = [...taken, ...c.attachments.items].slice(0, MAX_IMAGES);
+    renderAttachments(c.attachments);
+  }
   c.input.value = c.input.value ? `${text}\n${c.input.value}` : text;
   c.input.focus();
   c.input.setSelectionRange(text.length, text.length);

@@ -89,7 +89,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const m = event.data;
   if (!m || typeof m !== 'object') return;
   if (m.type === 'focusComposer') return composer.focus(panels.composer);
-  if (m.type === 'fillComposer') return composer.fill(panels.composer, m.text);
+  if (m.type === 'fillComposer') return composer.fill(panels.composer, m.text, m.images);
   if (m.type === 'image') return images.received(m);
   if (m.type === 'snapshot') view = m.view;
   else if (m.type === 'actions') view = m.actions.reduce(reduce, view);

@@ -1,5 +1,5 @@
 // Messages between the extension and the chat webview.
-import type { ImageData } from '../protocol/generated';
+import type { ChatImageResult, ImageData } from '../protocol/generated';
 import type { Action, RestoreKind, SetupModel, ViewState } from '../protocol/view';
 
 /** extension -> webview: the view, or what changed it since (`actions`: those of one frame, in order) */
@@ -9,7 +9,7 @@ export type ToWebview =
   /** `modus.ui.focusComposer` */
   | { type: 'focusComposer' }
   /** a message taken back from the queue, to edit and send again */
-  | { type: 'fillComposer'; text: string }
+  | { type: 'fillComposer'; text: string; images?: ChatImageResult[] }
   /** the answer to `resolvePaths`: each path asked about, as a file of the workspace (its path relative to the workspace folder) or null */
   | { type: 'paths'; paths: Record<string, string | null> }
   /** the answer to `fetchImage`: a stored image's type and base64 bytes, or why it could not be had */
