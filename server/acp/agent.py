@@ -114,7 +114,7 @@ class ModusAgent:
             raise invalid(f"cwd: session {session_id} belongs to {opened.session.workspace.root}, not {cwd}")
         from .replay import replay
 
-        replay(opened.host, opened.session.history(session_id).messages)
+        replay(opened.host, opened.session.history(session_id).messages, opened.session.conversations.image)
         opened.host.show_plan([a.name for a in opened.session.agents])
         await opened.host.outbox.flush()  # every update of the replay before the answer
         self._after_response(opened)

@@ -227,7 +227,14 @@ class AcpHost:
         return call in self._cards
 
     def user_said(self, text: str) -> None:
-        self.send(acp.UserMessageChunk(session_update="user_message_chunk", content=acp.TextContentBlock(type="text", text=text)))
+        self._user(acp.TextContentBlock(type="text", text=text))
+
+    def user_image(self, mime_type: str, data: str) -> None:
+        """An image of the user's message (base64), as the prompt brought it."""
+        self._user(acp.ImageContentBlock(type="image", mime_type=mime_type, data=data))
+
+    def _user(self, block: Any) -> None:
+        self.send(acp.UserMessageChunk(session_update="user_message_chunk", content=block))
         self._streaming = False
         self._after_text = False
 

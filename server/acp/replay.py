@@ -3,23 +3,27 @@ messages of the state database (what `modus/chat/history` returns on the LSP sid
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from . import translate as tr
 
 if TYPE_CHECKING:
-    from protocol import HistoryMessage
+    from protocol import ChatImageResult, HistoryMessage
 
     from .host import AcpHost
 
 
-def replay(host: "AcpHost", messages: Sequence["HistoryMessage"]) -> None:
-    """The user's messages, the agent's words and tool calls with their results, Modus's notes."""
+def replay(host: "AcpHost", messages: Sequence["HistoryMessage"], image: Callable[[str], "ChatImageResult"]) -> None:
+    """The user's messages (their images as image blocks: `image` gives a stored one's bytes), the
+    agent's words and tool calls with their results, Modus's notes."""
     names: dict[str, str] = {}  # call id → tool name
     for m in messages:
         meta = m.metadata or {}
         if m.role == "user" and meta.get("source") != "plan":
             host.user_said(meta.get("typed", m.text))
+            for ref in m.images or ():
+                stored = image(ref.id)
+                host.user_image(stored.mime_type, stored.data)
         elif m.role in ("user", "system"):  # a decision told to the agent; a note of Modus
             host.note(m.text)
         elif m.role == "assistant":

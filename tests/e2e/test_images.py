@@ -216,6 +216,14 @@ async def test_acp_offers_images_and_a_prompt_s_image_blocks_are_the_message_s(t
         assert answer.stop_reason == "end_turn"
         assert "I see it." in agent.client.text(sid)
     assert stored_images(ws) == 1
+    # loaded by another server: the user's message is told again with its image, as an image block
+    async with modus_acp(tmp_path / "config") as again:
+        await asyncio.wait_for(again.conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[]), TIMEOUT)
+        said = [u.content for u in again.client.updates[sid] if u.session_update == "user_message_chunk"]
+    assert [(b.type, getattr(b, "text", None), getattr(b, "mime_type", None)) for b in said] == [
+        ("text", "what is it?", None), ("image", None, "image/png"),
+    ]
+    assert base64.b64decode(said[1].data) == png()
 
 
 async def test_condensing_sends_the_condensed_part_s_images_with_the_summary_request(editor):
