@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: How long a session of a team space waits for the attach before its conversation is opened:
+#: PostgreSQL on the team's network answers in well under this; offline, the session starts local.
+SPACE_WAIT_S = 5.0
+
 
 def invalid(message: str) -> RequestError:
     """-32602 with a message that names the bad field or value."""
@@ -139,10 +143,6 @@ class ModusAgent:
         except Exception as exc:  # an unwritable state folder, a newer database: the client is told why
             log.exception("the session could not start in %s", cwd)
             raise RequestError(-32603, f"The Modus session could not start in {cwd}: {type(exc).__name__}: {exc}") from None
-        if load and (not session.store.conversation_exists(sid) or session.store.conversation_parent(sid) is not None):
-            session.close()  # a top-level conversation of this workspace's store, or nothing
-            raise invalid(f"sessionId: no session {sid} in {root}")
-        session.open(sid)  # the conversation requests without an id go to (made when new)
         host.session = session
         session.modes.on_change = host.modes_changed  # the first read is on its way
         opened = AcpSession(sid, session, host, tr.mcp_servers(mcp_servers))
@@ -168,6 +168,12 @@ class ModusAgent:
         await ready.wait()  # the modes files and rules are read
         if failed:
             raise RequestError(-32603, f"The Modus session could not start in {cwd}: {failed[0]}")
+        # in a team space, the session's conversation is the space's: attached first (or offline)
+        await session.space.settled(SPACE_WAIT_S)
+        if load and (not session.store.conversation_exists(sid) or session.store.conversation_parent(sid) is not None):
+            opened.closed.set()  # a top-level conversation of this workspace's store (or space), or nothing
+            raise invalid(f"sessionId: no session {sid} in {root}")
+        session.open(sid)  # the conversation requests without an id go to (made when new)
         self.sessions[sid] = opened
         return opened
 

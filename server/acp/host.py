@@ -131,10 +131,11 @@ class AcpHost:
         self.send(acp.AgentMessageChunk(session_update="agent_message_chunk", content=acp.TextContentBlock(type="text", text=text)))
         self._after_text = True
 
-    def note(self, text: str) -> None:
-        """Something Modus tells the user (not the model's words): a quoted paragraph."""
+    def note(self, text: str, who: str = "Modus") -> None:
+        """Something Modus (or a colleague of the team space) tells the user, not the model's
+        words: a quoted paragraph."""
         self._streaming = False
-        self.say("\n".join(f"> {line}" if line else ">" for line in f"**Modus:** {text}".splitlines()))
+        self.say("\n".join(f"> {line}" if line else ">" for line in f"**{who}:** {text}".splitlines()))
 
     def _card(self, update: Any) -> None:
         self._streaming = False
@@ -147,7 +148,7 @@ class AcpHost:
         handler = getattr(self, f"_on_{update.kind}", None)
         if handler is None:
             return
-        if update.kind in ("turn_started", "message_delta", "thinking_delta", "message", "tool_call", "turn_ended") and update.conversation_id != self.session_id:
+        if update.kind in ("turn_started", "message_delta", "thinking_delta", "message", "tool_call", "turn_ended", "notification") and update.conversation_id != self.session_id:
             return  # not this session's conversation
         handler(update)
 
@@ -178,7 +179,18 @@ class AcpHost:
             self._streaming = False
         elif u.role == "system":
             self.note(u.text)
+        elif self.colleague(u.member, u.conversation_id):
+            self.note(u.text, u.member)  # through the team space
         # the user's own message: the client shows it
+
+    def _on_notification(self, u: protocol.NotificationUpdate) -> None:
+        """A colleague @-mentioned this user in the session's conversation (team space): their
+        message is shown already (a note of theirs), this says it was for the user."""
+        self.note(f"@{u.from_} mentioned you.")
+
+    def colleague(self, member: str | None, conversation_id: str) -> bool:
+        """Whether a user message of the conversation is a colleague's (team space), not this user's."""
+        return bool(member) and self.session is not None and member != self.session.space.author(conversation_id)
 
     def _on_tool_call(self, u: protocol.ToolCallUpdate) -> None:
         call, name = u.tool_call_id, u.name

@@ -19,7 +19,9 @@ def replay(host: "AcpHost", messages: Sequence["HistoryMessage"], image: Callabl
     names: dict[str, str] = {}  # call id → tool name
     for m in messages:
         meta = m.metadata or {}
-        if m.role == "user" and meta.get("source") != "plan":
+        if m.role == "user" and host.colleague(meta.get("member"), host.session_id):
+            host.note(meta.get("typed", m.text), meta["member"])
+        elif m.role == "user" and meta.get("source") != "plan":
             host.user_said(meta.get("typed", m.text))
             for ref in m.images or ():
                 stored = image(ref.id)

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: Updates about this server rather than the conversation: never fanned out.
+#: The `to` of a notice for every server of the space (a member attached or left).
+EVERYONE = "*"
+
 LOCAL_KINDS = frozenset({"state_changed", "space_changed", "mcp_changed", "unqueued"})
 
 
@@ -51,6 +54,8 @@ class Fanout:
         self.delivered: dict[str, int] = {}
         #: the space member this server's clients are (their `notification`s come here)
         self.member: str | None = None
+        #: a server of the space attached or left (its member's handle): who is online changed
+        self.arrived: Callable[[str], None] = lambda handle: None
 
     def __getattr__(self, name: str) -> Any:  # the rest of the Host port is the host's
         return getattr(self.host, name)
@@ -156,7 +161,11 @@ class Fanout:
 
 
     def _notified(self, notice: dict) -> None:
-        """A member was @-mentioned: this server's clients are told when it is theirs."""
+        """A member was @-mentioned: this server's clients are told when it is theirs. Or a
+        server attached or left (`{"to": "*", "presence": handle}`)."""
+        if notice.get("to") == EVERYONE and isinstance(notice.get("presence"), str):
+            self.arrived(notice["presence"][:200])
+            return
         if self.member is None or notice.get("to") != self.member:
             return
         import protocol

@@ -39,7 +39,7 @@ from protocol.models import SpaceInfo, SpaceSettings
 
 from ..state.records import new_id
 from ..state.routed import Routed
-from .fanout import Fanout
+from .fanout import EVERYONE, Fanout
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +117,7 @@ class SpaceLink:
         self.close_turns = close_turns
         #: the session's host: the space's updates go through it while attached
         self.host = self.fanout = host
+        host.arrived = self._arrived
         #: this server, among the space's (the events it appends name it)
         self.origin = new_id("srv-")
         self.settings = settings
@@ -136,6 +137,8 @@ class SpaceLink:
         #: while attached: cancelled when a store call lost PostgreSQL (`_lost`), and why
         self._connected: anyio.CancelScope | None = None
         self._lost_why: str | None = None
+        #: set once the attempt to attach under way has ended, connected or offline
+        self._settled = anyio.Event()
 
     def serve(self, tg: Any) -> None:
         """Attach in this task group (None: the session stops: detach)."""
@@ -161,10 +164,18 @@ class SpaceLink:
             self.changed()
             return
         self._scope = anyio.CancelScope()  # made here: a change before the task starts cancels it too
+        self._settled = anyio.Event()
         self._tg.start_soon(self._attach, space, self._scope)
 
     def close(self) -> None:
         self._stop()
+
+    async def settled(self, timeout: float) -> None:
+        """Until the first attempt to attach has ended (connected, or offline and why), at most
+        `timeout` seconds; at once when no space is set."""
+        if self._applied is not None:
+            with anyio.move_on_after(timeout):
+                await self._settled.wait()
 
     def _stop(self) -> None:
         if self._scope is not None:
@@ -176,6 +187,8 @@ class SpaceLink:
 
     def _say(self, space: SpaceSettings, state: str, error: str | None = None) -> None:
         self.info = SpaceInfo(name=space.name, member=space.member, state=state, error=error)
+        if state != "connecting":
+            self._settled.set()
         if state == "offline":
             self.routed.detach(space.name, error)
         if state != "connected":
@@ -227,6 +240,7 @@ class SpaceLink:
                         if not lost:  # detached on purpose: not online through this server any more
                             with anyio.move_on_after(2):
                                 await _quietly(feed.leave())
+                                await _quietly(feed.notify([(EVERYONE, {"presence": space.member})]))
                         await feed.close()
                 await anyio.sleep(wait)
 
@@ -263,6 +277,26 @@ class SpaceLink:
         return protocol.SpaceMembersResult(
             members=[protocol.SpaceMember(handle=handle, display_name=name, online=online) for handle, name, online in found]
         )
+
+    def _arrived(self, handle: str) -> None:
+        """Another member's server attached or left: who is online is read again, and the clients
+        told (`space_changed`: they ask for the members), so that `@handle` reaches them at once."""
+        if self._tg is not None and self._feed is not None and self._applied is not None and handle != self._applied.member:
+            self._tg.start_soon(self._people_again)
+
+    async def _people_again(self) -> None:
+        feed = self._feed
+        if feed is None:
+            return
+        try:
+            people = await feed.members()
+        except Exception as exc:  # noqa: BLE001 - the feed says when the space is gone
+            log.debug("space: the members were not read again: %s", exc)
+            return
+        if people != self._people and feed is self._feed:
+            self._people = people
+            if self.info is not None:
+                self.host.publish(protocol.SpaceChanged(conversation_id=self.current(), space=self.info))
 
     def humans(self, configured: Sequence[Any]) -> list[Any]:
         """The humans a message may @-mention: the configured members, then the space's (as
@@ -318,6 +352,7 @@ class SpaceLink:
             feed = await _open_feed(space, self.origin)
             await feed.here(space.member, space.display_name)
             self._people = await feed.members()
+            await feed.notify([(EVERYONE, {"presence": space.member})])  # the others' lists now, not at their next beat
             self._feed, self.fanout.member = feed, space.member
             return store, feed
         except BaseException:

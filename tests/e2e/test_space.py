@@ -348,3 +348,67 @@ async def test_the_agent_s_todos_are_the_space_s_while_attached(pg_url, tmp_path
     finally:
         await bob.stop()
         await alice.stop()
+
+
+async def test_over_acp_a_colleague_s_messages_and_a_mention_are_notes_of_the_session(pg_url, tmp_path):
+    """Bob in an ACP client, Alice in an editor, one space conversation: what Alice wrote before is
+    told again as hers when Bob loads it, her new message reaches Bob's session as hers, and her
+    `@bob` tells him he was mentioned."""
+    import asyncio
+
+    from .acp_client import modus_acp, workspace_with
+
+    ws_a = tmp_path / "a"
+    ws_a.mkdir()
+    alice = Editor(ws_a, tmp_path / "config-a")
+    await alice.start({**script(ws_a, {"text": "unused"}), **space(pg_url)})
+    config_b = tmp_path / "config-b"
+    (config_b / "modus").mkdir(parents=True)
+    (config_b / "modus" / "settings.json").write_text(json.dumps(space(pg_url, member="bob")))  # the user's own file: trusted
+    ws_b = workspace_with(tmp_path / "b", [{"text": "unused"}])
+    cid = "conv-team-acp"
+    try:
+        await attached(alice)
+        await alice.request(methods.CHAT_SEND, {"text": "a thread for us", "conversationId": cid})
+        async with modus_acp(config_b, cwd=ws_b) as bob:
+            # the session waits for the attach: the space's conversation loads at once
+            await asyncio.wait_for(bob.conn.load_session(cwd=str(ws_b), session_id=cid, mcp_servers=[]), 30)
+            replayed = bob.client.text(cid)
+            sent = await alice.request(methods.CHAT_SEND, {"text": "@bob have a look at the parser", "conversationId": cid})
+            await bob.client.wait_for(lambda: "mentioned you" in bob.client.text(cid))
+            told = bob.client.text(cid)
+            said_by_bob = [u for u in bob.client.updates[cid] if u.session_update == "user_message_chunk"]
+    finally:
+        await alice.stop()
+    assert sent["dispatched"] == []
+    assert "> **alice:** a thread for us" in replayed
+    assert "> **alice:** @bob have a look at the parser" in told
+    assert "> **Modus:** @alice mentioned you." in told
+    assert said_by_bob == []  # nothing shown as if Bob had written it
+
+
+async def test_a_member_who_attaches_or_leaves_is_known_at_once_to_the_other_servers(pg_url, tmp_path):
+    """Alice attached first; Bob's server attaches: Alice's clients are told (`space_changed`) and
+    her `@bob` reaches him at once, not at the next heartbeat; Bob leaves: told again, offline."""
+    ws_a, ws_b = tmp_path / "a", tmp_path / "b"
+    ws_a.mkdir(), ws_b.mkdir()
+    alice, bob = Editor(ws_a, tmp_path / "config-a"), Editor(ws_b, tmp_path / "config-b")
+    await alice.start({**script(ws_a, {"text": "unused"}), **space(pg_url)})
+    try:
+        await attached(alice)
+        told = len(alice.of_kind("space_changed"))
+        await bob.start(space(pg_url, member="bob"))
+        await attached(bob)
+        await alice.wait_for(lambda: len(alice.of_kind("space_changed")) > told)
+        sent = await alice.request(methods.CHAT_SEND, {"text": "@bob the parser, please", "conversationId": "conv-team-join"})
+        assert sent["dispatched"] == []  # a member: no agent woken
+        await bob.wait_for(lambda: bob.of_kind("notification"))
+        told = len(alice.of_kind("space_changed"))
+        await bob.stop()
+        await alice.wait_for(lambda: len(alice.of_kind("space_changed")) > told)
+        assert alice.of_kind("space_changed")[-1]["space"]["state"] == "connected"
+        members = (await alice.request(methods.SPACE_MEMBERS))["members"]
+        assert [(m["handle"], m["online"]) for m in members] == [("alice", True), ("bob", False)]
+        assert not alice.of_kind("turn_started")
+    finally:
+        await alice.stop()
