@@ -178,7 +178,7 @@ async def test_the_network_cut_in_the_middle_of_a_turn(own_pg, tmp_path):
 async def test_a_dead_server_s_turn_is_ended_interrupted_by_another_within_30_seconds(pg_url, tmp_path):
     """Alice's server dies in the middle of a turn (a call waiting for her approval): Bob's server
     closes the turn within 30 s of its lease's last renewal — the call given a result, the turn
-    ended `interrupted` — once, and both editors' histories agree."""
+    ended `interrupted` — once, and both editors' histories agree; Alice shows offline by then."""
     ws_a, ws_b = tmp_path / "a", tmp_path / "b"
     ws_a.mkdir(), ws_b.mkdir()
     alice, bob = Editor(ws_a, tmp_path / "config-a"), Editor(ws_b, tmp_path / "config-b")
@@ -199,6 +199,16 @@ async def test_a_dead_server_s_turn_is_ended_interrupted_by_another_within_30_se
         assert [role for role, _ in stored] == ["user", "assistant", "tool", "system"]  # the call got its result, once
         assert '"Interrupted"' in stored[2][1]
         assert rows(pg_url, "SELECT outcome FROM turns WHERE id = %s", started["turnId"]) == [("interrupted",)]
+        # a server killed says no goodbye: its member shows offline once not seen for 30 s
+        async def alice_offline() -> list:
+            while True:
+                members = (await bob.request(methods.SPACE_MEMBERS))["members"]
+                if not next(m["online"] for m in members if m["handle"] == "alice"):
+                    return members
+                await asyncio.sleep(0.5)
+
+        members = await asyncio.wait_for(alice_offline(), 31)  # at most 30 s after her last beat, which came before
+        assert [(m["handle"], m["online"]) for m in members] == [("bob", True), ("alice", False)]
     finally:
         await bob.stop()
 
