@@ -2,12 +2,12 @@
 // VS Code's diff editor (the checkpoint's side a `modus-checkpoint:` document), Restore and
 // Undo restore.
 import * as vscode from 'vscode';
-import { errorMessage, isMethodNotFound } from './protocol/client';
+import { Asking } from './asking';
+import { errorMessage } from './protocol/client';
 import { checkpointText } from './protocol/diff';
 import type { CheckpointFile, Update } from './protocol/generated';
 import type { RestoreKind } from './protocol/view';
 import type { ReadOnlyDocuments } from './documents';
-import { oneAtATime } from './serial';
 import type { ServerApi } from './server';
 import type { ViewStore } from './store';
 
@@ -19,21 +19,26 @@ const DELETED = 'deleted';
 export class Checkpoints {
   /** the tool calls (card ids) that had started when the checkpoints were last asked for: theirs are known */
   private readonly asked = new Set<string>();
-  /** the server has no checkpoints (off, no git, or no such method): not asked again */
-  private off = false;
+  /** off: the server has no checkpoints (off, no git, or no such method): not asked again */
+  private readonly asking: Asking;
+  /** The conversation's checkpoints for its cards; one request at a time, one more when asked meanwhile. */
+  readonly refresh: () => Promise<void>;
 
   constructor(
     private readonly server: ServerApi,
     private readonly store: ViewStore,
-    private readonly output: vscode.OutputChannel,
+    output: vscode.OutputChannel,
     private readonly documents: ReadOnlyDocuments,
     /** after a restore of the conversation (and its files): the conversation shown again */
     private readonly conversationRestored: (conversationId: string) => Promise<void>,
-  ) {}
+  ) {
+    this.asking = new Asking(server, output, 'the checkpoints', (api) => this.ask(api));
+    this.refresh = this.asking.refresh;
+  }
 
   /** A new server: asked again whether it has checkpoints. */
   serverStarted(): void {
-    this.off = false;
+    this.asking.off = false;
   }
 
   /**
@@ -43,28 +48,21 @@ export class Checkpoints {
    */
   mayBring(u: Update): boolean {
     const view = this.store.view;
-    if (this.off || u.conversationId !== view.conversationId) return false;
+    if (this.asking.off || u.conversationId !== view.conversationId) return false;
     if (u.kind === 'tool_call') return u.status !== 'pending' && !this.asked.has(`tool:${u.toolCallId}`);
     if (u.kind === 'turn_ended') return view.entries.some((e) => e.type === 'tool' && !this.asked.has(e.id));
     return false;
   }
 
-  /** The conversation's checkpoints for its cards; one request at a time, one more when asked meanwhile. */
-  readonly refresh = oneAtATime(async () => {
-    const api = this.server.api;
+  private async ask(api: NonNullable<ServerApi['api']>): Promise<void> {
     const { conversationId, entries } = this.store.view;
-    if (!api || !conversationId || this.off) return;
+    if (!conversationId) return;
     for (const e of entries) if (e.type === 'tool' && e.status !== 'pending') this.asked.add(e.id);
-    try {
-      const list = await api.checkpoints(conversationId);
-      // off (the setting, no git): the server told the user once; the cards offer nothing
-      if (list.disabled) this.off = true;
-      this.store.dispatch({ type: 'checkpoints', conversationId, checkpoints: list.checkpoints });
-    } catch (err) {
-      if (isMethodNotFound(err)) this.off = true;
-      this.output.appendLine(`modus: could not list the checkpoints: ${errorMessage(err)}`);
-    }
-  });
+    const list = await api.checkpoints(conversationId);
+    // off (the setting, no git): the server told the user once; the cards offer nothing
+    if (list.disabled) this.asking.off = true;
+    this.store.dispatch({ type: 'checkpoints', conversationId, checkpoints: list.checkpoints });
+  }
 
   /**
    * A card's Show diff: the files changed since the checkpoint (taken before `tool`), one in VS

@@ -3,25 +3,34 @@
 // or mode, a turn that ended — its touched files wake conditional rules —, edited settings), and
 // a rule file opened in an editor.
 import * as vscode from 'vscode';
-import { errorMessage, isMethodNotFound } from './protocol/client';
+import { Asking } from './asking';
 import type { Update } from './protocol/generated';
 import type { ViewState } from './protocol/view';
 import { openProjectFile } from './projectFile';
-import { oneAtATime } from './serial';
 import type { ServerApi } from './server';
 import type { ViewStore } from './store';
 
 export class Rules {
   /** the conversation and mode the list was last asked for */
   private shown = '';
-  /** the server has no rules list (MethodNotFound): not asked again */
-  private off = false;
+  private readonly asking: Asking;
+  /** The rule files of the conversation shown; one request at a time, one more when asked meanwhile. */
+  readonly refresh: () => Promise<void>;
 
   constructor(
     private readonly server: ServerApi,
     private readonly store: ViewStore,
-    private readonly output: vscode.OutputChannel,
-  ) {}
+    output: vscode.OutputChannel,
+  ) {
+    this.asking = new Asking(
+      server,
+      output,
+      'the rules',
+      async (api) => this.store.dispatch({ type: 'rules', rules: (await api.rules(this.store.view.conversationId)).rules }),
+      () => this.store.dispatch({ type: 'rules', rules: null }),
+    );
+    this.refresh = this.asking.refresh;
+  }
 
   /**
    * After each action: a server that started (a new one is asked again whether it lists rules),
@@ -30,7 +39,7 @@ export class Rules {
   viewChanged(view: ViewState): void {
     if (view.server.status !== 'running') {
       this.shown = '';
-      this.off = false;
+      this.asking.off = false;
       return;
     }
     const key = JSON.stringify([view.conversationId, view.mode?.slug ?? null]);
@@ -43,22 +52,6 @@ export class Rules {
   mayChange(u: Update): boolean {
     return (u.kind === 'turn_ended' || u.kind === 'state_changed') && u.conversationId === this.store.view.conversationId;
   }
-
-  /** The rule files of the conversation shown; one request at a time, one more when asked meanwhile. */
-  readonly refresh = oneAtATime(async () => {
-    const api = this.server.api;
-    if (!api || this.off) return;
-    try {
-      const { rules } = await api.rules(this.store.view.conversationId);
-      this.store.dispatch({ type: 'rules', rules });
-    } catch (err) {
-      if (isMethodNotFound(err)) {
-        this.off = true;
-        this.store.dispatch({ type: 'rules', rules: null });
-      }
-      this.output.appendLine(`modus: could not list the rules: ${errorMessage(err)}`);
-    }
-  });
 
   /** Opens a rule file: a workspace-relative path in the (first) workspace folder, an absolute one as it is. */
   open(rulePath: string): Promise<void> {

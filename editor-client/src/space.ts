@@ -3,10 +3,9 @@
 // 30 s while the chat is shown (a member whose server left shows offline within 30 s on the
 // server's side; asking as often keeps the line as fresh as the server can tell).
 import type * as vscode from 'vscode';
-import { errorMessage, isMethodNotFound } from './protocol/client';
+import { Asking } from './asking';
 import type { Update } from './protocol/generated';
 import type { ViewState } from './protocol/view';
-import { oneAtATime } from './serial';
 import type { ServerApi } from './server';
 import type { ViewStore } from './store';
 
@@ -19,20 +18,26 @@ export class SpaceMembers implements vscode.Disposable {
   /** the chat is shown: the members are kept fresh */
   private visible = false;
   private timer: ReturnType<typeof setInterval> | undefined;
-  /** the server has no members list (MethodNotFound): not asked again until it restarts */
-  private off = false;
+  private readonly asking: Asking;
+  /** The space's members; one request at a time, one more when asked meanwhile. */
+  readonly refresh: () => Promise<void>;
 
   constructor(
     private readonly server: ServerApi,
     private readonly store: ViewStore,
-    private readonly output: vscode.OutputChannel,
-  ) {}
+    output: vscode.OutputChannel,
+  ) {
+    this.asking = new Asking(server, output, "the space's members", async (api) => {
+      if (this.store.view.space) this.store.dispatch({ type: 'spaceMembers', members: (await api.spaceMembers()).members });
+    });
+    this.refresh = this.asking.refresh;
+  }
 
   /** After each action: the space connected (again, or another one), ask for its members. */
   viewChanged(view: ViewState): void {
     if (view.server.status !== 'running') {
       this.asked = '';
-      this.off = false;
+      this.asking.off = false;
       return;
     }
     const space = view.space;
@@ -70,19 +75,6 @@ export class SpaceMembers implements vscode.Disposable {
       this.timer = undefined;
     }
   }
-
-  /** The space's members; one request at a time, one more when asked meanwhile. */
-  readonly refresh = oneAtATime(async () => {
-    const api = this.server.api;
-    if (!api || this.off || !this.store.view.space) return;
-    try {
-      const { members } = await api.spaceMembers();
-      this.store.dispatch({ type: 'spaceMembers', members });
-    } catch (err) {
-      if (isMethodNotFound(err)) this.off = true; // a server of before team spaces' members
-      this.output.appendLine(`modus: could not list the space's members: ${errorMessage(err)}`);
-    }
-  });
 
   dispose(): void {
     clearInterval(this.timer);
