@@ -90,6 +90,9 @@ async def test_an_offline_space_is_tried_again_with_growing_waits_until_it_answe
         async def members(self):
             return [("alice", None, True)]
 
+        async def notify(self, notices):
+            pass
+
         async def leave(self):
             pass
 

@@ -122,12 +122,29 @@ export interface RunResult {
   spawnError?: NodeJS.ErrnoException;
 }
 
-/** Runs `command args`, each line of its output (stdout and stderr) to `onLine` as it comes. */
-export function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; onLine?: (line: string) => void } = {}): Promise<RunResult> {
+/** How long a command asked to stop (SIGTERM) has before it is killed. */
+const STOP_GRACE_MS = 3000;
+
+/**
+ * Runs `command args`, each line of its output (stdout and stderr) to `onLine` as it comes; an
+ * aborted `signal` stops it (SIGTERM, then SIGKILL after a grace).
+ */
+export function run(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; onLine?: (line: string) => void; signal?: AbortSignal } = {},
+): Promise<RunResult> {
   return new Promise((resolve) => {
     let output = '';
     let partial = '';
     const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    const stop = () => {
+      child.kill('SIGTERM');
+      setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), STOP_GRACE_MS).unref();
+    };
+    if (options.signal?.aborted) stop();
+    options.signal?.addEventListener('abort', stop, { once: true });
+    child.on('close', () => options.signal?.removeEventListener('abort', stop));
     const take = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       output += text;
@@ -179,7 +196,7 @@ export function lastLines(output: string, n: number): string[] {
 }
 
 /** A step of the set-up, as the progress tells it. */
-export type SetupStep = 'check' | 'venv' | 'install';
+export type SetupStep = 'check' | 'venv' | 'install' | 'cancelled';
 
 export interface SetupProgress {
   step: SetupStep;
@@ -213,7 +230,12 @@ export interface SetupOptions {
   progress?: (p: SetupProgress) => void;
   /** every line of every command, and the commands themselves (for the log) */
   log?: (line: string) => void;
+  /** aborted: the command under way is stopped, and the set-up throws a SetupError of step `cancelled` */
+  signal?: AbortSignal;
 }
+
+/** What a cancelled set-up says. */
+export const CANCELLED = 'The set-up was cancelled.';
 
 /** How many of the output's last lines a failure shows. */
 const ERROR_LINES = 12;
@@ -244,10 +266,16 @@ export async function setUp(o: SetupOptions): Promise<{ created: boolean }> {
   const log = o.log ?? (() => undefined);
   const progress = o.progress ?? (() => undefined);
   const env = { ...(o.env ?? process.env), PYTHONUNBUFFERED: '1' };
+  const signal = o.signal;
+  const cancelled = () => {
+    if (signal?.aborted) throw new SetupError('cancelled', CANCELLED);
+  };
   let created = false;
+  cancelled();
   if (!existsSync(o.paths.python)) {
     progress({ step: 'check', message: `Checking ${o.python}…` });
     const check = await checkPython(o.python, env);
+    cancelled();
     log(`modus: set-up: ${o.python}: ${check.ok ? `Python ${check.version.join('.')}` : check.message}`);
     if (!check.ok) throw new SetupError('check', check.message, [], check);
     const unfit = offlineMismatch(o.bundle, check.version);
@@ -255,9 +283,10 @@ export async function setUp(o: SetupOptions): Promise<{ created: boolean }> {
     progress({ step: 'venv', message: 'Creating the environment…' });
     rmSync(o.paths.dir, { recursive: true, force: true }); // what an earlier attempt left
     log(`modus: set-up: $ ${o.python} -m venv ${o.paths.dir}`);
-    const venv = await run(o.python, ['-m', 'venv', o.paths.dir], { env, onLine: log });
-    if (venv.code !== 0) {
+    const venv = await run(o.python, ['-m', 'venv', o.paths.dir], { env, onLine: log, signal });
+    if (venv.code !== 0 || signal?.aborted) {
       rmSync(o.paths.dir, { recursive: true, force: true });
+      cancelled();
       throw new SetupError('venv', `${o.python} -m venv failed (${venv.spawnError?.message ?? `exit code ${venv.code}`})`, lastLines(venv.output, ERROR_LINES));
     }
     created = true;
@@ -269,11 +298,13 @@ export async function setUp(o: SetupOptions): Promise<{ created: boolean }> {
   log(`modus: set-up: $ ${o.paths.python} ${args.join(' ')}`);
   const pip = await run(o.paths.python, args, {
     env,
+    signal,
     onLine: (line) => {
       log(line);
       progress({ step: 'install', message: what, line: line.trim() });
     },
   });
+  cancelled(); // the environment stays, without a stamp: the next set-up installs again
   if (pip.code !== 0) {
     throw new SetupError('install', `pip could not install Modus ${o.bundle.version} (${pip.spawnError?.message ?? `exit code ${pip.code}`})`, lastLines(pip.output, ERROR_LINES));
   }

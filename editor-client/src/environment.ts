@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import {
   Bundle,
+  CANCELLED,
   checkPython,
   envPaths,
   EnvPaths,
@@ -31,8 +32,9 @@ const PROGRESS_MS = 250;
 export class Environment {
   private readonly bundle: Bundle | undefined;
   private readonly paths: EnvPaths;
-  /** the set-up under way */
+  /** the set-up under way, and how to cancel it */
   private running: Promise<void> | undefined;
+  private cancel: AbortController | undefined;
   /** the notification that offers the set-up was shown (once) */
   private offered = false;
 
@@ -104,6 +106,9 @@ export class Environment {
     switch (fix) {
       case 'setUp':
         return this.setUp();
+      case 'cancel':
+        this.cancel?.abort();
+        return;
       case 'showLog':
         return this.output.show(true);
       case 'download':
@@ -138,10 +143,12 @@ export class Environment {
         ? `modus: upgrading the environment ${this.paths.dir} from Modus ${upgradeFrom} to ${bundle.version}`
         : `modus: setting up the environment ${this.paths.dir} with ${python} (Modus ${bundle.version}${bundle.offline ? ', offline' : ''})`,
     );
+    const cancel = (this.cancel = new AbortController());
     try {
       await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: upgradeFrom ? `Modus: upgrading to ${bundle.version}` : 'Modus: setting up' },
-        async (progress) => {
+        { location: vscode.ProgressLocation.Notification, title: upgradeFrom ? `Modus: upgrading to ${bundle.version}` : 'Modus: setting up', cancellable: true },
+        async (progress, token) => {
+          token.onCancellationRequested(() => cancel.abort());
           let told = '';
           let at = 0;
           await setUp({
@@ -149,6 +156,7 @@ export class Environment {
             bundle,
             paths: this.paths,
             env: withVsCodeProxy(process.env),
+            signal: cancel.signal,
             log: (line) => this.output.appendLine(line),
             progress: (p) => {
               this.show({ ...base, step: p.message, ...(p.line ? { line: p.line } : {}) });
@@ -163,9 +171,16 @@ export class Environment {
         },
       );
     } catch (err) {
+      if (err instanceof SetupError && err.step === 'cancelled') {
+        this.output.appendLine(`modus: ${CANCELLED}`);
+        this.show({ state: 'offer', python }); // Set up Modus again when the user wants
+        return false;
+      }
       if (err instanceof SetupError && err.python && !err.python.ok && err.python.reason !== 'broken') this.noPython(python, err.message);
       else this.failed(python, err);
       return false;
+    } finally {
+      this.cancel = undefined;
     }
     this.show(null);
     return true;

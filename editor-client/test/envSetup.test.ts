@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   atLeast,
+  CANCELLED,
   checkPython,
   envPaths,
   envState,
@@ -159,6 +160,36 @@ describe('the steps with a real python: a venv in a temporary folder, a local wh
     );
     assert.equal(existsSync(paths.stamp), false);
     assert.equal(envState(paths, '0.2.0'), 'missing', 'a failed install leaves no stamp');
+  });
+
+  it('cancelled while pip installs: pip stopped, no stamp, the environment kept for the next set-up', async () => {
+    const paths = envPaths(join(root, 'cancelled'));
+    const cancel = new AbortController();
+    const seen: string[] = [];
+    await assert.rejects(
+      setUp({
+        python: BASE_PYTHON, bundle: bundle('0.4.0'), paths, env: offlineEnv(), signal: cancel.signal,
+        progress: (p) => {
+          seen.push(p.step);
+          if (p.step === 'install') cancel.abort(); // pip has just been started
+        },
+      }),
+      (err: unknown) => err instanceof SetupError && err.step === 'cancelled' && err.message === CANCELLED,
+    );
+    assert.deepEqual([...new Set(seen)], ['check', 'venv', 'install']);
+    assert.equal(existsSync(paths.stamp), false);
+    assert.equal(await installedVersion(paths.python), undefined, 'pip was stopped before it installed anything');
+    const again = await setUp({ python: BASE_PYTHON, bundle: bundle('0.4.0'), paths, env: offlineEnv() });
+    assert.equal(again.created, false, 'the environment made before is kept');
+    assert.equal(envState(paths, '0.4.0'), 'ready');
+  });
+
+  it('cancelled before it starts: nothing is created', async () => {
+    const paths = envPaths(join(root, 'never'));
+    const cancel = new AbortController();
+    cancel.abort();
+    await assert.rejects(setUp({ python: BASE_PYTHON, bundle: bundle('0.4.0'), paths, env: offlineEnv(), signal: cancel.signal }), (err: unknown) => err instanceof SetupError && err.step === 'cancelled');
+    assert.equal(existsSync(paths.dir), false);
   });
 
   it('an interpreter that is not there: nothing created', async () => {

@@ -44,7 +44,9 @@ describe('chat webview: Set up Modus', () => {
     assert.equal(await card().locator('.env-title').textContent(), 'Setting up Modus 0.1.0…');
     assert.equal(await card().getByRole('status').textContent(), 'Installing Modus 0.1.0 and its dependencies…');
     assert.equal(await card().locator('.env-line').textContent(), 'Collecting pygls[ws]<3,>=2.1');
-    assert.deepEqual(await buttons(), ['Show Log']);
+    assert.deepEqual(await buttons(), ['Cancel', 'Show Log']);
+    await card().getByRole('button', { name: 'Cancel' }).click();
+    assert.deepEqual((await posted(page)).filter((m) => m.type === 'fixEnv').at(-1), { type: 'fixEnv', fix: 'cancel' });
     await feed(page, toWebview([env({ state: 'running', upgradeFrom: '0.0.9', step: 'Upgrading Modus 0.0.9 to 0.1.0…' })]));
     assert.equal(await card().locator('.env-title').textContent(), 'Upgrading Modus to 0.1.0…');
     assert.equal(await card().locator('.env-line').isVisible(), false);

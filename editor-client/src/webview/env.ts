@@ -43,7 +43,10 @@ const BUTTONS: Record<EnvView['state'], [string, EnvFix, string][]> = {
     ['Set up Modus', 'setUp', 'env-setup'],
     ['Open Setting', 'openSettings', 'secondary'],
   ],
-  running: [['Show Log', 'showLog', 'secondary']],
+  running: [
+    ['Cancel', 'cancel', 'secondary env-cancel'],
+    ['Show Log', 'showLog', 'secondary'],
+  ],
   failed: [
     ['Retry', 'setUp', 'env-retry'],
     ['Show Log', 'showLog', 'secondary'],

@@ -80,6 +80,6 @@ export type FromWebview =
   | { type: 'edit'; messageId: string; text: string; files: boolean }
   | { type: 'unqueue'; messageId: string };
 
-export type EnvFix = 'setUp' | 'showLog' | 'download' | 'pickInterpreter' | 'openSettings';
+export type EnvFix = 'setUp' | 'cancel' | 'showLog' | 'download' | 'pickInterpreter' | 'openSettings';
 
 export type ServerFix = 'pickInterpreter' | 'openSettings' | 'showInstall' | 'restart' | 'showLog';

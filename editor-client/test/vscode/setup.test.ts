@@ -190,15 +190,23 @@ describe('Set up Modus: from the .vsix alone to a chat (code-server)', { skip: !
       await wb?.stop();
     });
 
-    step('Set up Modus from the bundled wheels: the progress, then a chat that works', async () => {
+    step('Set up Modus from the bundled wheels: the progress, Cancel, Set up Modus again, then a chat that works', async () => {
       await wb.page.locator('.notification-toast', { hasText: 'Set up Modus' }).first().waitFor({ timeout: 60_000 });
       await wb.showChat();
       const card = wb.chat.locator('#env');
       await card.waitFor();
       assert.match((await card.textContent()) ?? '', /from the wheels this extension carries \(no network needed\)/);
       await card.locator('button', { hasText: 'Set up Modus' }).click();
+      // Cancel once pip has started: the offer again, no stamp; then Set up Modus goes through
+      const first = await watchCard(wb, async () => /Installing Modus/.test((await card.locator('.env-step').textContent()) ?? ''));
+      assert.ok(first.some((t) => /Creating the environment…/.test(t)), first.join('\n'));
+      await card.locator('button', { hasText: 'Cancel' }).click();
+      await wb.chat.locator('#env[data-state="offer"]').waitFor({ timeout: 30_000 });
+      assert.equal(existsSync(join(storageOf(wb), 'env', 'modus-version')), false, 'no stamp after a cancelled install');
+      assert.equal(await wb.chat.locator('#composer').isVisible(), false);
+      await card.locator('button', { hasText: 'Set up Modus' }).click();
       const seen = await watchCard(wb, async () => wb.chat.locator('#input').isVisible());
-      assert.ok(seen.some((t) => /Creating the environment…/.test(t)), seen.join('\n'));
+      assert.equal(seen.some((t) => /Creating the environment/.test(t)), false, 'the environment made before is kept');
       assert.ok(seen.some((t) => /Installing Modus \d+\.\d+\.\d+ and its dependencies \(from the bundled wheels\)…/.test(t)), seen.join('\n'));
       await wb.modeStatus.filter({ hasText: 'Code' }).waitFor({ timeout: 60_000 });
       await wb.send('Hello offline?');
