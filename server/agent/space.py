@@ -279,8 +279,10 @@ class SpaceLink:
         )
 
     def _arrived(self, handle: str) -> None:
-        """Another member's server attached or left: who is online is read again, and the clients
-        told (`space_changed`: they ask for the members), so that `@handle` reaches them at once."""
+        """Another member's server attached or left: who is online is read again, so that
+        `@handle` of someone who has just joined reaches them. The clients are not told (a
+        `space_changed` would be an update of the current conversation without `seq`): they ask
+        for the members every 30 s, and when a message comes from someone they do not list."""
         if self._tg is not None and self._feed is not None and self._applied is not None and handle != self._applied.member:
             self._tg.start_soon(self._people_again)
 
@@ -293,10 +295,8 @@ class SpaceLink:
         except Exception as exc:  # noqa: BLE001 - the feed says when the space is gone
             log.debug("space: the members were not read again: %s", exc)
             return
-        if people != self._people and feed is self._feed:
+        if feed is self._feed:
             self._people = people
-            if self.info is not None:
-                self.host.publish(protocol.SpaceChanged(conversation_id=self.current(), space=self.info))
 
     def humans(self, configured: Sequence[Any]) -> list[Any]:
         """The humans a message may @-mention: the configured members, then the space's (as
