@@ -145,6 +145,20 @@ class ModusAgent:
             raise RequestError(-32603, f"The Modus session could not start in {cwd}: {type(exc).__name__}: {exc}") from None
         host.session = session
         session.modes.on_change = host.modes_changed  # the first read is on its way
+        # in a team space the session's conversation is the space's: opened once attached (or offline)
+        spaced = session.settings.space is not None
+
+        def open_conversation() -> None:
+            if load and (not session.store.conversation_exists(sid) or session.store.conversation_parent(sid) is not None):
+                raise invalid(f"sessionId: no session {sid} in {root}")  # a top-level conversation here, or nothing
+            session.open(sid)  # the conversation requests without an id go to (made when new)
+
+        if not spaced:
+            try:
+                open_conversation()
+            except RequestError:
+                session.close()
+                raise
         opened = AcpSession(sid, session, host, tr.mcp_servers(mcp_servers))
         if opened.mcp_servers:  # added to the configured ones (the files win by name)
             session.mcp.add_client_servers(opened.mcp_servers)
@@ -168,12 +182,13 @@ class ModusAgent:
         await ready.wait()  # the modes files and rules are read
         if failed:
             raise RequestError(-32603, f"The Modus session could not start in {cwd}: {failed[0]}")
-        # in a team space, the session's conversation is the space's: attached first (or offline)
-        await session.space.settled(SPACE_WAIT_S)
-        if load and (not session.store.conversation_exists(sid) or session.store.conversation_parent(sid) is not None):
-            opened.closed.set()  # a top-level conversation of this workspace's store (or space), or nothing
-            raise invalid(f"sessionId: no session {sid} in {root}")
-        session.open(sid)  # the conversation requests without an id go to (made when new)
+        if spaced:
+            await session.space.settled(SPACE_WAIT_S)
+            try:
+                open_conversation()
+            except RequestError:
+                opened.closed.set()  # the session ends
+                raise
         self.sessions[sid] = opened
         return opened
 
