@@ -165,3 +165,84 @@ def test_a_space_conversation_out_of_reach_is_set_aside_and_current_again_unless
 
     local.set_meta(**{RESUME_KEY: "conv-of-another-space"})  # not this space's: kept for its own
     assert not resume.take_back() and current == [stand_in] and resume.remembered() == "conv-of-another-space"
+
+
+async def test_a_flood_of_presence_notices_reads_the_members_one_at_a_time(tmp_path, monkeypatch):
+    """Anyone who can write to the space can NOTIFY: a thousand presence notices (and malformed
+    ones) make one read of the members at a time and one more after it, never a task each."""
+    import anyio
+
+    from memory_host import MemoryHost
+    from protocol import Settings
+    from server.agent import space as space_module
+    from server.agent.fanout import Fanout, presence
+    from server.agent.space import SpaceLink
+
+    reads, running, most = [], [0], [0]
+
+    class FakeSpace:
+        def close(self):
+            pass
+
+    class FakeFeed:
+        async def notices(self):
+            await anyio.sleep_forever()
+            yield
+
+        async def here(self, handle, display_name):
+            pass
+
+        async def notify(self, notices):
+            pass
+
+        async def members(self):
+            reads.append(1)
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            await anyio.sleep(0.05)
+            running[0] -= 1
+            return [("alice", None, True), ("bob", None, len(reads) > 1)]
+
+        async def leave(self):
+            pass
+
+        async def close(self):
+            pass
+
+        async def renew(self):
+            return []
+
+        async def prune(self):
+            return 0
+
+    async def feed(settings, origin):
+        return FakeFeed()
+
+    monkeypatch.setattr(space_module, "_open", lambda settings, opened, lost, origin: opened.append(FakeSpace()))
+    monkeypatch.setattr(space_module, "_open_feed", feed)
+    local = Store(tmp_path / "state")
+    routed, host = Routed(local), MemoryHost()
+    fanout = Fanout(host, routed.in_space)
+    settings = Settings.model_validate({"space": {"url": "postgresql://alice@h/db", "name": "team", "member": "alice"}})
+    link = SpaceLink(routed, fanout, lambda: settings, lambda: "conv-1", lambda cid: None, changed=lambda: None)
+    async with anyio.create_task_group() as tg:
+        link.serve(tg)
+        with anyio.fail_after(5):
+            await link.settled(5)
+        attach_reads = len(reads)
+        for n in range(1000):
+            to, notice = presence("bob")
+            fanout._notified({**notice, "to": to})
+            fanout._notified({"to": "*", "presence": ["not", "a", "handle"]})  # skipped
+        fanout._notified({"to": "*", "presence": "alice"})  # this server's own: nothing to read
+        await anyio.sleep(0.01)  # the read is under way: what comes now makes one more after it
+        for n in range(1000):
+            fanout._notified({"to": "*", "presence": "bob"})
+        with anyio.fail_after(5):
+            while link._people_reading:
+                await anyio.sleep(0.01)
+        link.serve(None)
+    assert attach_reads == 1
+    assert len(reads) - attach_reads == 2 and most[0] == 1  # one read for the first thousand, one for those during it
+    assert ("bob", None, True) in link._people
+    local.close()

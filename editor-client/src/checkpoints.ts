@@ -19,7 +19,7 @@ const DELETED = 'deleted';
 export class Checkpoints {
   /** the tool calls (card ids) that had started when the checkpoints were last asked for: theirs are known */
   private readonly asked = new Set<string>();
-  /** off: the server has no checkpoints (off, no git, or no such method): not asked again */
+  /** asks for the checkpoints; `off` when the server has none (the setting, no git, no such method) */
   private readonly asking: Asking;
   /** The conversation's checkpoints for its cards; one request at a time, one more when asked meanwhile. */
   readonly refresh: () => Promise<void>;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from ..errors import BadRequest
 from . import translate as tr
 
 if TYPE_CHECKING:
@@ -24,7 +25,11 @@ def replay(host: "AcpHost", messages: Sequence["HistoryMessage"], image: Callabl
         elif m.role == "user" and meta.get("source") != "plan":
             host.user_said(meta.get("typed", m.text))
             for ref in m.images or ():
-                stored = image(ref.id)
+                try:
+                    stored = image(ref.id)
+                except BadRequest:  # gone from the store: the rest of the conversation is still told
+                    host.note(f"An image of this message ({ref.id}) is no longer stored.")
+                    continue
                 host.user_image(stored.mime_type, stored.data)
         elif m.role in ("user", "system"):  # a decision told to the agent; a note of Modus
             host.note(m.text)

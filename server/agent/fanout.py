@@ -30,10 +30,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Updates about this server rather than the conversation: never fanned out.
 #: The `to` of a notice for every server of the space (a member attached or left).
 EVERYONE = "*"
 
+
+def presence(handle: str) -> tuple[str, dict]:
+    """The notice a server sends (`Feed.notify`) when its member attaches or leaves."""
+    return EVERYONE, {"presence": handle}
+
+
+#: Updates about this server rather than the conversation: never fanned out.
 LOCAL_KINDS = frozenset({"state_changed", "space_changed", "mcp_changed", "unqueued"})
 
 

@@ -39,7 +39,7 @@ from protocol.models import SpaceInfo, SpaceSettings
 
 from ..state.records import new_id
 from ..state.routed import Routed
-from .fanout import EVERYONE, Fanout
+from .fanout import Fanout, presence
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,9 @@ class SpaceLink:
         self._lost_why: str | None = None
         #: set once the attempt to attach under way has ended, connected or offline
         self._settled = anyio.Event()
+        #: the members are to be read again (presence notices): one read at a time, however many came
+        self._people_stale = False
+        self._people_reading = False
 
     def serve(self, tg: Any) -> None:
         """Attach in this task group (None: the session stops: detach)."""
@@ -240,7 +243,7 @@ class SpaceLink:
                         if not lost:  # detached on purpose: not online through this server any more
                             with anyio.move_on_after(2):
                                 await _quietly(feed.leave())
-                                await _quietly(feed.notify([(EVERYONE, {"presence": space.member})]))
+                                await _quietly(feed.notify([presence(space.member)]))
                         await feed.close()
                 await anyio.sleep(wait)
 
@@ -280,23 +283,29 @@ class SpaceLink:
 
     def _arrived(self, handle: str) -> None:
         """Another member's server attached or left: who is online is read again, so that
-        `@handle` of someone who has just joined reaches them. The clients are not told (a
-        `space_changed` would be an update of the current conversation without `seq`): they ask
-        for the members every 30 s, and when a message comes from someone they do not list."""
-        if self._tg is not None and self._feed is not None and self._applied is not None and handle != self._applied.member:
+        `@handle` of someone who has just joined reaches them. Anyone who can write to the space
+        can send such notices: however many come, one read runs at a time, and one more after it.
+        The clients are not told (a `space_changed` would be an update of the current
+        conversation without `seq`): they ask for the members every 30 s, and when a message
+        comes from someone they do not list."""
+        if self._tg is None or self._feed is None or self._applied is None or handle == self._applied.member:
+            return
+        self._people_stale = True
+        if not self._people_reading:
+            self._people_reading = True
             self._tg.start_soon(self._people_again)
 
     async def _people_again(self) -> None:
-        feed = self._feed
-        if feed is None:
-            return
         try:
-            people = await feed.members()
+            while self._people_stale and (feed := self._feed) is not None:
+                self._people_stale = False
+                people = await feed.members()
+                if feed is self._feed:
+                    self._people = people
         except Exception as exc:  # noqa: BLE001 - the feed says when the space is gone
             log.debug("space: the members were not read again: %s", exc)
-            return
-        if feed is self._feed:
-            self._people = people
+        finally:
+            self._people_reading = False
 
     def humans(self, configured: Sequence[Any]) -> list[Any]:
         """The humans a message may @-mention: the configured members, then the space's (as
@@ -352,7 +361,7 @@ class SpaceLink:
             feed = await _open_feed(space, self.origin)
             await feed.here(space.member, space.display_name)
             self._people = await feed.members()
-            await feed.notify([(EVERYONE, {"presence": space.member})])  # the others' lists now, not at their next beat
+            await feed.notify([presence(space.member)])  # the others' lists now, not at their next beat
             self._feed, self.fanout.member = feed, space.member
             return store, feed
         except BaseException:

@@ -224,6 +224,14 @@ async def test_acp_offers_images_and_a_prompt_s_image_blocks_are_the_message_s(t
         ("text", "what is it?", None), ("image", None, "image/png"),
     ]
     assert base64.b64decode(said[1].data) == png()
+    # an image gone from the store: the conversation is still told, and a note says what is missing
+    with sqlite3.connect(ws / ".modus" / "state" / "modus.sqlite3") as db:
+        db.execute("DELETE FROM images")
+    async with modus_acp(tmp_path / "config") as third:
+        await asyncio.wait_for(third.conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[]), TIMEOUT)
+        said = [u.content.type for u in third.client.updates[sid] if u.session_update == "user_message_chunk"]
+        told = third.client.text(sid)
+    assert said == ["text"] and "is no longer stored" in told and "I see it." in told
 
 
 async def test_condensing_sends_the_condensed_part_s_images_with_the_summary_request(editor):
