@@ -59,14 +59,7 @@ describe('Images in a real VS Code (code-server)', { skip: !codeServerDir || !vs
   step('a PNG pasted into the composer shows as a thumbnail and reaches the model with the message', async () => {
     await wb.modeStatus.filter({ hasText: 'Code' }).waitFor({ timeout: 30_000 });
     await wb.showChat();
-    const input = wb.chat.locator('#input');
-    await input.click();
-    // the clipboard's paste event, as the browser fires it for a copied screenshot
-    await input.evaluate((box, data) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([Uint8Array.from(atob(data), (ch) => ch.charCodeAt(0))], 'image.png', { type: 'image/png' }));
-      box.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
-    }, PNG);
+    await wb.pasteImage(PNG);
     const pending = wb.chat.locator('#attachments .attachment img.thumb');
     await pending.waitFor();
     assert.equal(await pending.getAttribute('src'), `data:image/png;base64,${PNG}`);

@@ -32,6 +32,8 @@ const SCRIPT = {
   ],
 };
 
+/** a 1×1 PNG, pasted into a queued message */
+const TINY_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==';
 const codeServerDir = process.env.MODUS_CODE_SERVER_DIR;
 const vsix = process.env.MODUS_VSIX;
 const screenshot = process.env.MODUS_WORKBENCH_SCREENSHOT;
@@ -334,14 +336,20 @@ describe('the extension in a real VS Code (code-server)', { skip: !codeServerDir
     await box.press('Enter');
     const approval = chat().locator('[data-approval] button.approve').last();
     await approval.waitFor({ timeout: 30_000 });
-    // while the turn waits, Send reads Queue: the message waits above the box, and comes back with Take back
+    // while the turn waits, Send reads Queue: the message waits above the box, and comes back with
+    // Take back, its pasted image with it
     await chat().locator('#send', { hasText: 'Queue' }).waitFor();
+    await wb.pasteImage(TINY_PNG);
+    await chat().locator('#attachments img.thumb').waitFor();
     await wb.send('and a test for it');
     const queued = chat().getByLabel('Queued messages');
     await queued.locator('.queued-text', { hasText: 'and a test for it' }).waitFor();
+    assert.equal(await chat().locator('#attachments img.thumb').count(), 0, 'sent with the message');
     await queued.getByRole('button', { name: 'Take back' }).click();
     await queued.waitFor({ state: 'hidden' });
     assert.equal(await chat().locator('#input').inputValue(), 'and a test for it');
+    assert.equal(await chat().locator('#attachments img.thumb').getAttribute('src'), `data:image/png;base64,${TINY_PNG}`);
+    await chat().locator('#attachments button.remove').click();
     await chat().locator('#input').fill('');
     await approval.click();
     await chat().locator('#log > *').last().filter({ hasText: 'Architect mode may only edit Markdown.' }).waitFor({ timeout: 30_000 });

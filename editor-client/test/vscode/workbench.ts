@@ -237,6 +237,17 @@ export class Workbench {
     await this.chat.locator('#input').press('Enter');
   }
 
+  /** A PNG (base64) pasted into the composer, as the browser fires the paste of a copied screenshot. */
+  async pasteImage(png: string): Promise<void> {
+    const input = this.chat.locator('#input');
+    await input.click();
+    await input.evaluate((box, data) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([Uint8Array.from(atob(data), (ch) => ch.charCodeAt(0))], 'image.png', { type: 'image/png' }));
+      box.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+    }, png);
+  }
+
   /** The chat's webview element in the workbench (its size is the sidebar's). */
   get chatElement(): Locator {
     return this.page.locator(`iframe.webview[src*="extensionId=${EXTENSION_ID}"]`);
