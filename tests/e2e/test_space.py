@@ -374,6 +374,10 @@ async def test_over_acp_a_colleague_s_messages_and_a_mention_are_notes_of_the_se
             # the session waits for the attach: the space's conversation loads at once
             await asyncio.wait_for(bob.conn.load_session(cwd=str(ws_b), session_id=cid, mcp_servers=[]), 30)
             replayed = bob.client.text(cid)
+            for _ in range(100):  # Alice's server has read Bob's presence notice (a NOTIFY)
+                if "bob" in [m["handle"] for m in (await alice.request(methods.AGENTS_LIST))["members"]]:
+                    break
+                await asyncio.sleep(0.05)
             sent = await alice.request(methods.CHAT_SEND, {"text": "@bob have a look at the parser", "conversationId": cid})
             await bob.client.wait_for(lambda: "mentioned you" in bob.client.text(cid))
             told = bob.client.text(cid)
