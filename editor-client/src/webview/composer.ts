@@ -8,7 +8,7 @@
 import type { ChatImageResult, CommandInfo } from '../protocol/generated';
 import { modeName, ViewState } from '../protocol/view';
 import { byId, el, Host } from './dom';
-import { Attached, Attachments, MAX_IMAGES, mountAttachments, renderAttachments, takeFiles } from './images';
+import { Attached, Attachments, IMAGE_TYPES, MAX_IMAGES, mountAttachments, renderAttachments, takeFiles } from './images';
 import { Candidate, candidates, insertMention, mentionAt, MentionToken } from './mentions';
 import { commandAt, commandCandidates, commandHint, CommandToken, insertCommand, typedCommand } from './slash';
 
@@ -122,7 +122,9 @@ export function focus(c: Composer) {
 /** A message taken back from the queue: in the box, before what was typed since; its images with it. */
 export function fill(c: Composer, text: string, images: ChatImageResult[] = []) {
   if (images.length) {
-    const taken = images.map((i, n) => ({ ...i, mimeType: i.mimeType as Attached['mimeType'], name: `image ${n + 1} of the message taken back` }));
+    const taken = images
+      .filter((i) => IMAGE_TYPES.includes(i.mimeType)) // what the server takes, and no other data URL
+      .map((i, n) => ({ ...i, mimeType: i.mimeType as Attached['mimeType'], name: `image ${n + 1} of the message taken back` }));
     c.attachments.items = [...taken, ...c.attachments.items].slice(0, MAX_IMAGES);
     renderAttachments(c.attachments);
   }
