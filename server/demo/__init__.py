@@ -111,6 +111,7 @@ class DemoEditor:
             methods.APPROVAL: self.on_approval,
             lsp.WORKSPACE_APPLY_EDIT: self.on_apply_edit,
             lsp.WINDOW_LOG_MESSAGE: lambda params: None,
+            lsp.WINDOW_SHOW_MESSAGE: lambda params: note("⚠", params.message),  # what an editor shows as a notification
             lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: lambda params: None,
         }
         for method, handler in handlers.items():

@@ -464,3 +464,21 @@ async def test_server_log_lines_reach_the_client(editor, workspace):
     await editor.start()
     await editor.wait_for(lambda: editor.client.log_messages)
     assert any(f"workspace {workspace}" in m.message for m in editor.client.log_messages)
+
+
+def test_the_demo_prints_what_an_editor_would_show_and_nothing_of_its_client_s_internals(tmp_path):
+    """`modus demo` (the README's first command): the repository's hooks waiting for trust are
+    shown as the editor's notification would show them, and the client prints nothing of its own."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CONFIG_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "server", "demo"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    text = done.stdout + done.stderr
+    assert done.returncode == 0, text
+    assert "⚠ Modus: " in text and "sets hooks (.claude/settings.json): not applied until you trust" in text
+    assert "Ignoring notification" not in text
+    assert text.rstrip().endswith("The demo ran as expected."), text[-500:]
