@@ -168,9 +168,10 @@ async def test_a_key_env_that_is_not_set_is_a_model_error(fake, monkeypatch):
 @pytest.mark.parametrize("stall", [Stall(), Reply("Hello", events=0, then="hang")], ids=["no headers", "headers only"])
 async def test_no_first_event_in_time_fails_the_request(fake, stall):
     fake.add(stall)
-    text = await failure(fake, limits=ModelLimits(first_byte=0.2, idle=30))
+    # 1 s: long enough for the request to reach the fake on a loaded machine (0.2 s was not, once)
+    text = await failure(fake, limits=ModelLimits(first_byte=1.0, idle=30))
     assert text.startswith(f"{fake.provider} model fake-model at ")
-    assert text.endswith(": no response within 0.2 s (modelFirstByteTimeoutSeconds)")
+    assert text.endswith(": no response within 1 s (modelFirstByteTimeoutSeconds)")
     assert len(fake.requests) == 1  # our limit, not the SDK's timeout and retry
 
 
