@@ -73,11 +73,15 @@ async def test_postgresql_restarted_while_attached(own_pg, tmp_path):
 
 class Network:
     """A TCP relay between the server and PostgreSQL that the test cuts (every connection reset,
-    new ones refused) and mends."""
+    new ones refused) and mends. A cut ends both sides of every relayed connection at once: a
+    socket is shut down before it is closed, which wakes a thread blocked reading it (a close
+    alone does not, and the connection would stay half alive: the kernel answering keepalives,
+    nobody relaying the answers)."""
 
     def __init__(self, port: int):
         self.target = port
         self.up = True
+        self.lock = threading.Lock()  # a connection is relayed whole, or refused whole, around a cut
         self.pairs: list[socket.socket] = []
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
@@ -92,11 +96,12 @@ class Network:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            if not self.up:
-                _reset(client)
-                continue
-            server = socket.create_connection(("127.0.0.1", self.target))
-            self.pairs += [client, server]
+            with self.lock:
+                if not self.up:
+                    _reset(client)
+                    continue
+                server = socket.create_connection(("127.0.0.1", self.target))
+                self.pairs += [client, server]
             for a, b in ((client, server), (server, client)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 
@@ -106,16 +111,19 @@ class Network:
                 b.sendall(data)
         except OSError:
             pass
+        _reset(a)
         _reset(b)
 
     def cut(self):
-        self.up = False
-        for s in self.pairs:
-            _reset(s)
-        self.pairs = []
+        with self.lock:
+            self.up = False
+            for s in self.pairs:
+                _reset(s)
+            self.pairs = []
 
     def mend(self):
-        self.up = True
+        with self.lock:
+            self.up = True
 
     def close(self):
         self.listener.close()
@@ -125,9 +133,10 @@ class Network:
 def _reset(s: socket.socket) -> None:
     try:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # close sends RST
-        s.close()
+        s.shutdown(socket.SHUT_RDWR)  # a thread blocked reading it wakes
     except OSError:
         pass
+    s.close()
 
 
 async def test_the_network_cut_in_the_middle_of_a_turn(own_pg, tmp_path):
