@@ -251,13 +251,19 @@ class SpaceLink:
         """Every few seconds: this server's member is here, and who else is; its running turns
         leased again, and the turns of servers that are gone closed (the first server to claim
         one closes it)."""
+        from ..state.pg.watchdog import CALL_LIMIT  # loaded with the space's store
+
         for beat in itertools.count(1):
             await anyio.sleep(HERE_SECONDS)
-            await feed.here(space.member, space.display_name)
-            if beat % PRUNE_EVERY == 0:  # every server now and then: the day-old updates go
-                await feed.prune()
-            self._people = await feed.members()
-            abandoned = await feed.renew()
+            try:
+                with anyio.fail_after(CALL_LIMIT):  # a PostgreSQL that is there and does not answer is lost too
+                    await feed.here(space.member, space.display_name)
+                    if beat % PRUNE_EVERY == 0:  # every server now and then: the day-old updates go
+                        await feed.prune()
+                    self._people = await feed.members()
+                    abandoned = await feed.renew()
+            except TimeoutError:
+                raise ConnectionError(f"no answer from PostgreSQL in {CALL_LIMIT:g} s") from None
             store = self.routed.space
             if abandoned and store is not None:
                 self.close_turns(abandoned, store.claim_turn)

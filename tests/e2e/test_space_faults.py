@@ -82,6 +82,8 @@ class Network:
         self.target = port
         self.up = True
         self.lock = threading.Lock()  # a connection is relayed whole, or refused whole, around a cut
+        self.flowing = threading.Event()  # clear: what comes is taken (acknowledged) and held, never passed on
+        self.flowing.set()
         self.pairs: list[socket.socket] = []
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
@@ -108,6 +110,7 @@ class Network:
     def _pipe(self, a: socket.socket, b: socket.socket):
         try:
             while data := a.recv(65536):
+                self.flowing.wait()
                 b.sendall(data)
         except OSError:
             pass
@@ -125,9 +128,15 @@ class Network:
         with self.lock:
             self.up = True
 
+    def freeze(self):
+        """PostgreSQL there but silent, as a frozen server or a hung proxy: every connection stays
+        open (its bytes acknowledged, keepalives answered), and nothing is answered."""
+        self.flowing.clear()
+
     def close(self):
         self.listener.close()
         self.cut()
+        self.flowing.set()  # the held threads end
 
 
 def _reset(s: socket.socket) -> None:
@@ -179,6 +188,52 @@ async def test_the_network_cut_in_the_middle_of_a_turn(own_pg, tmp_path):
         assert stored[-1][1:3] == ("assistant", "again")
         assert [role for _, role, _, _ in stored] == ["user", "assistant", "tool", "system", "user", "assistant"]  # the cut call got a result
         assert rows(url, "SELECT outcome FROM turns ORDER BY started_at") == [("interrupted",), ("completed",)]  # closed once back
+    finally:
+        network.close()
+        await editor.stop()
+
+
+async def test_a_postgresql_that_does_not_answer_fails_the_call_in_10_seconds_and_the_server_goes_on(own_pg, tmp_path):
+    """PostgreSQL (or a proxy before it) is there but silent: the connection's own limits never
+    fire (every byte is acknowledged). The store's call that waits on it ends after 10 s with an
+    error naming the space, the server answers again at once, and the space shows offline."""
+    url, folder = own_pg
+    network = Network(int(url.rsplit(":", 1)[1].split("/")[0]))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    editor = Editor(workspace, tmp_path / "config")
+    await editor.start({**script(workspace, {"text": "one"}), **space(network.url(url))})
+    try:
+        await now(editor, "connected")
+        network.freeze()
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        message = await asyncio.wait_for(refused(editor, "conv-f-5"), 30)
+        waited = loop.time() - began
+        assert "'team'" in message and "no answer from PostgreSQL in 10 s" in message, message
+        assert 9 <= waited < 25, waited  # the watchdog's limit, not a connection's own (none fires here)
+        state = await asyncio.wait_for(editor.request(methods.STATE), 5)  # the server goes on
+        assert state["space"]["state"] in ("offline", "connecting"), state["space"]
+        ended = await editor.chat("local work", conversationId="conv-f-local")
+        assert ended["outcome"] == "completed"
+    finally:
+        network.close()  # first: a server that hangs on it would not stop
+        await editor.stop()
+
+
+async def test_a_postgresql_that_does_not_answer_takes_the_space_offline_with_no_call_made(own_pg, tmp_path):
+    """Nobody writes: the heartbeat finds the silent PostgreSQL (its calls bounded as the store's)."""
+    url, folder = own_pg
+    network = Network(int(url.rsplit(":", 1)[1].split("/")[0]))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    editor = Editor(workspace, tmp_path / "config")
+    await editor.start({**script(workspace, {"text": "one"}), **space(network.url(url))})
+    try:
+        await now(editor, "connected")
+        network.freeze()
+        offline = await now(editor, "offline", timeout=35)  # the next beat (10 s), then its limit (10 s)
+        assert "no answer from PostgreSQL in 10 s" in offline["space"]["error"], offline["space"]
     finally:
         network.close()
         await editor.stop()

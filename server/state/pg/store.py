@@ -32,6 +32,7 @@ from ..sql import SqlStore
 from . import SpaceUnreachable
 from .migrations import MIGRATIONS, migrate
 from .url import redacted, where
+from .watchdog import WATCHDOG
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,8 @@ LEASE_SECONDS = 20
 
 #: A call of the core blocks its event loop: a dead peer must fail it in seconds, not hang it.
 #: tcp_user_timeout bounds a write that the network stopped acknowledging, the keepalives a read
-#: from a server that went away.
+#: from a server that went away (and the watchdog, watchdog.py, one from a server that is there
+#: and does not answer).
 LIVELY = {"tcp_user_timeout": 10_000, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
 
 
@@ -127,13 +129,13 @@ class SpaceStore(SqlStore):
         if held is not None:
             yield held
             return
-        with self._reached(), self._pool.connection() as db:
+        with self._reached(), self._pool.connection() as db, WATCHDOG.watch(db):
             yield db
 
     @contextmanager
     def _reached(self) -> Iterator[None]:
-        """A connection lost (or none to be had in 5 s) fails the call with RequestFailed naming
-        the space, and `lost` hears of it. Nothing is tried again: a write whose commit was not
+        """A connection lost (or none to be had in 5 s, or no answer in watchdog.CALL_LIMIT) fails
+        the call with RequestFailed naming the space, and `lost` hears of it. Nothing is tried again: a write whose commit was not
         acknowledged might have landed, and a second one would double it."""
         try:
             yield
@@ -160,7 +162,7 @@ class SpaceStore(SqlStore):
         if getattr(self._local, "db", None) is not None:
             yield
             return
-        with self._reached(), self._pool.connection() as db:
+        with self._reached(), self._pool.connection() as db, WATCHDOG.watch(db):
             with db.transaction():
                 self._local.db = db
                 try:
