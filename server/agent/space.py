@@ -281,7 +281,12 @@ class SpaceLink:
         an attached space."""
         feed = self._feed
         if feed is not None:
-            self._people = await feed.members()
+            from ..state.pg.watchdog import CALL_LIMIT
+
+            with anyio.move_on_after(CALL_LIMIT) as waited:  # a silent PostgreSQL: who was there last, and it is gone
+                self._people = await feed.members()
+            if waited.cancelled_caught:
+                self._lost(f"no answer from PostgreSQL in {CALL_LIMIT:g} s")
         found = self._people if feed is not None else []
         return protocol.SpaceMembersResult(
             members=[protocol.SpaceMember(handle=handle, display_name=name, online=online) for handle, name, online in found]

@@ -239,6 +239,25 @@ async def test_a_postgresql_that_does_not_answer_takes_the_space_offline_with_no
         await editor.stop()
 
 
+async def test_the_members_asked_of_a_postgresql_that_does_not_answer_come_from_the_last_read(own_pg, tmp_path):
+    url, folder = own_pg
+    network = Network(int(url.rsplit(":", 1)[1].split("/")[0]))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    editor = Editor(workspace, tmp_path / "config")
+    await editor.start({**script(workspace, {"text": "one"}), **space(network.url(url))})
+    try:
+        await now(editor, "connected")
+        network.freeze()
+        members = await asyncio.wait_for(editor.request(methods.SPACE_MEMBERS), 15)  # 10 s at most
+        assert [(m["handle"], m["online"]) for m in members["members"]] == [("alice", True)]
+        offline = await now(editor, "offline", timeout=5)  # and the space is gone, at once
+        assert "no answer from PostgreSQL in 10 s" in offline["space"]["error"], offline["space"]
+    finally:
+        network.close()
+        await editor.stop()
+
+
 async def test_a_dead_server_s_turn_is_ended_interrupted_by_another_within_30_seconds(pg_url, tmp_path):
     """Alice's server dies in the middle of a turn (a call waiting for her approval): Bob's server
     closes the turn within 30 s of its lease's last renewal — the call given a result, the turn
