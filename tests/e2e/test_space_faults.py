@@ -9,6 +9,8 @@ import asyncio
 import json
 import socket
 import threading
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
 
 import pytest
 from pygls.exceptions import JsonRpcException
@@ -193,10 +195,9 @@ async def test_the_network_cut_in_the_middle_of_a_turn(own_pg, tmp_path):
         await editor.stop()
 
 
-async def test_a_postgresql_that_does_not_answer_fails_the_call_in_10_seconds_and_the_server_goes_on(own_pg, tmp_path):
-    """PostgreSQL (or a proxy before it) is there but silent: the connection's own limits never
-    fire (every byte is acknowledged). The store's call that waits on it ends after 10 s with an
-    error naming the space, the server answers again at once, and the space shows offline."""
+@asynccontextmanager
+async def frozen(own_pg, tmp_path) -> AsyncIterator[Editor]:
+    """Alice's server attached to a space whose PostgreSQL then goes silent (Network.freeze)."""
     url, folder = own_pg
     network = Network(int(url.rsplit(":", 1)[1].split("/")[0]))
     workspace = tmp_path / "ws"
@@ -206,6 +207,17 @@ async def test_a_postgresql_that_does_not_answer_fails_the_call_in_10_seconds_an
     try:
         await now(editor, "connected")
         network.freeze()
+        yield editor
+    finally:
+        network.close()  # first: a server that hangs on it would not stop
+        await editor.stop()
+
+
+async def test_a_postgresql_that_does_not_answer_fails_the_call_in_10_seconds_and_the_server_goes_on(own_pg, tmp_path):
+    """PostgreSQL (or a proxy before it) is there but silent: the connection's own limits never
+    fire (every byte is acknowledged). The store's call that waits on it ends after 10 s with an
+    error naming the space, the server answers again at once, and the space shows offline."""
+    async with frozen(own_pg, tmp_path) as editor:
         loop = asyncio.get_running_loop()
         began = loop.time()
         message = await asyncio.wait_for(refused(editor, "conv-f-5"), 30)
@@ -216,46 +228,21 @@ async def test_a_postgresql_that_does_not_answer_fails_the_call_in_10_seconds_an
         assert state["space"]["state"] in ("offline", "connecting"), state["space"]
         ended = await editor.chat("local work", conversationId="conv-f-local")
         assert ended["outcome"] == "completed"
-    finally:
-        network.close()  # first: a server that hangs on it would not stop
-        await editor.stop()
 
 
 async def test_a_postgresql_that_does_not_answer_takes_the_space_offline_with_no_call_made(own_pg, tmp_path):
     """Nobody writes: the heartbeat finds the silent PostgreSQL (its calls bounded as the store's)."""
-    url, folder = own_pg
-    network = Network(int(url.rsplit(":", 1)[1].split("/")[0]))
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    editor = Editor(workspace, tmp_path / "config")
-    await editor.start({**script(workspace, {"text": "one"}), **space(network.url(url))})
-    try:
-        await now(editor, "connected")
-        network.freeze()
+    async with frozen(own_pg, tmp_path) as editor:
         offline = await now(editor, "offline", timeout=35)  # the next beat (10 s), then its limit (10 s)
         assert "no answer from PostgreSQL in 10 s" in offline["space"]["error"], offline["space"]
-    finally:
-        network.close()
-        await editor.stop()
 
 
 async def test_the_members_asked_of_a_postgresql_that_does_not_answer_come_from_the_last_read(own_pg, tmp_path):
-    url, folder = own_pg
-    network = Network(int(url.rsplit(":", 1)[1].split("/")[0]))
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    editor = Editor(workspace, tmp_path / "config")
-    await editor.start({**script(workspace, {"text": "one"}), **space(network.url(url))})
-    try:
-        await now(editor, "connected")
-        network.freeze()
+    async with frozen(own_pg, tmp_path) as editor:
         members = await asyncio.wait_for(editor.request(methods.SPACE_MEMBERS), 15)  # 10 s at most
         assert [(m["handle"], m["online"]) for m in members["members"]] == [("alice", True)]
         offline = await now(editor, "offline", timeout=5)  # and the space is gone, at once
         assert "no answer from PostgreSQL in 10 s" in offline["space"]["error"], offline["space"]
-    finally:
-        network.close()
-        await editor.stop()
 
 
 async def test_a_dead_server_s_turn_is_ended_interrupted_by_another_within_30_seconds(pg_url, tmp_path):
