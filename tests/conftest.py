@@ -25,6 +25,21 @@ def pytest_configure(config):
         os.environ["MODUS_TEST_PG_DIR"] = tempfile.mkdtemp(prefix="modus-test-pg-")
 
 
+#: The modules whose tests take 5 s and more (a dead server's lease runs 30 s): collected first, so
+#: that xdist hands them out at the start of a run rather than leaving one worker busy with one of
+#: them at its end while the others are done.
+LONG_FIRST = (
+    "tests/e2e/test_space_faults.py", "tests/test_release.py", "tests/e2e/test_restart.py", "tests/e2e/test_untrusted.py",
+    "tests/e2e/test_browser.py", "tests/e2e/test_space.py", "tests/e2e/test_context.py", "tests/e2e/test_plan_mode.py",
+    "tests/e2e/test_mcp.py", "tests/e2e/test_lsp.py", "tests/e2e/test_models_check.py", "tests/e2e/test_acp.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    rank = {module: i for i, module in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))  # stable: each module's order kept
+
+
 def pytest_terminal_summary(terminalreporter, config):
     """How long the run's PostgreSQL took to start (initdb and pg_ctl start), when one was."""
     import os
