@@ -251,7 +251,7 @@ class SpaceLink:
         """Every few seconds: this server's member is here, and who else is; its running turns
         leased again, and the turns of servers that are gone closed (the first server to claim
         one closes it)."""
-        from ..state.pg.watchdog import CALL_LIMIT  # loaded with the space's store
+        from ..state.pg.watchdog import CALL_LIMIT, NO_ANSWER  # loaded with the space's store
 
         for beat in itertools.count(1):
             await anyio.sleep(HERE_SECONDS)
@@ -263,7 +263,7 @@ class SpaceLink:
                     self._people = await feed.members()
                     abandoned = await feed.renew()
             except TimeoutError:
-                raise ConnectionError(f"no answer from PostgreSQL in {CALL_LIMIT:g} s") from None
+                raise ConnectionError(NO_ANSWER) from None
             store = self.routed.space
             if abandoned and store is not None:
                 self.close_turns(abandoned, store.claim_turn)
@@ -281,12 +281,12 @@ class SpaceLink:
         an attached space."""
         feed = self._feed
         if feed is not None:
-            from ..state.pg.watchdog import CALL_LIMIT
+            from ..state.pg.watchdog import CALL_LIMIT, NO_ANSWER
 
             with anyio.move_on_after(CALL_LIMIT) as waited:  # a silent PostgreSQL: who was there last, and it is gone
                 self._people = await feed.members()
             if waited.cancelled_caught:
-                self._lost(f"no answer from PostgreSQL in {CALL_LIMIT:g} s")
+                self._lost(NO_ANSWER)
         found = self._people if feed is not None else []
         return protocol.SpaceMembersResult(
             members=[protocol.SpaceMember(handle=handle, display_name=name, online=online) for handle, name, online in found]

@@ -23,6 +23,8 @@ import psycopg
 CALL_LIMIT = 10.0
 #: How often the watchdog looks.
 TICK = 0.25
+#: Why a call (or the feed's, bounded the same: server/agent/space.py) failed when it timed out.
+NO_ANSWER = f"no answer from PostgreSQL in {CALL_LIMIT:g} s"
 
 
 class Overdue(psycopg.OperationalError):
@@ -37,9 +39,7 @@ class _Call:
 
 
 class Watchdog:
-    def __init__(self, limit: float = CALL_LIMIT, tick: float = TICK):
-        self.limit = limit
-        self.tick = tick
+    def __init__(self):
         self._calls: set[_Call] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -48,7 +48,7 @@ class Watchdog:
     def watch(self, db: psycopg.Connection) -> Iterator[None]:
         """The block runs on `db`; past the limit its socket is shut down and the block's failure
         is Overdue (an OperationalError, as a lost connection's)."""
-        call = _Call(time.monotonic() + self.limit, db.fileno())
+        call = _Call(time.monotonic() + CALL_LIMIT, db.fileno())
         with self._lock:
             self._calls.add(call)
             if self._thread is None:
@@ -58,7 +58,7 @@ class Watchdog:
             yield
         except psycopg.OperationalError:
             if call.cut:
-                raise Overdue(f"no answer from PostgreSQL in {self.limit:g} s") from None
+                raise Overdue(NO_ANSWER) from None
             raise
         finally:
             with self._lock:
@@ -66,7 +66,7 @@ class Watchdog:
 
     def _run(self) -> None:
         while True:
-            time.sleep(self.tick)
+            time.sleep(TICK)
             now = time.monotonic()
             with self._lock:
                 for call in self._calls:
