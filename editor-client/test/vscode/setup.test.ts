@@ -159,9 +159,9 @@ describe('Set up Modus: from the .vsix alone to a chat (code-server)', { skip: !
     });
 
     step('a reload with the stamp of an older Modus: the environment is upgraded by itself (no click), then the chat', async () => {
-      writeFileSync(join(storageOf(wb), 'env', 'modus-version'), '0.0.1\n');
       const stampFile = join(storageOf(wb), 'env', 'modus-version');
       const stamp = () => (existsSync(stampFile) ? readFileSync(stampFile, 'utf8').trim() : ''); // none while pip runs
+      writeFileSync(stampFile, '0.0.1\n');
       await wb.open();
       await wb.showChat();
       // The upgrade starts when the extension does, and (its dependencies there already) may be over
