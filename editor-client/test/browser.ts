@@ -35,7 +35,11 @@ const FILES: Record<string, [string, string]> = {
   '/theme.css': ['test/fixtures/vscode-dark.css', 'text/css'],
 };
 
-export async function openChat(browser: Browser, size = { width: 420, height: 900 }): Promise<Page> {
+/**
+ * `beforeScript`: run when the page asks for the webview's script, before it is served (the page
+ * drawn up to its script tag, as a slow webview would show it).
+ */
+export async function openChat(browser: Browser, size = { width: 420, height: 900 }, beforeScript?: (page: Page) => Promise<void>): Promise<Page> {
   const page = await browser.newPage({ viewport: size, deviceScaleFactor: 1 });
   const html = chatHtml({
     cspSource: ORIGIN,
@@ -48,6 +52,7 @@ export async function openChat(browser: Browser, size = { width: 420, height: 90
     if (path === '/index.html') return route.fulfill({ body: html, contentType: 'text/html' });
     const file = FILES[path];
     if (!file) return route.fulfill({ status: 404, body: 'not found' });
+    if (path === '/dist/webview.js') await beforeScript?.(page);
     return route.fulfill({ body: readFileSync(join(CLIENT_DIR, file[0])), contentType: file[1] });
   });
   await page.addInitScript(() => {

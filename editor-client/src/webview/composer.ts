@@ -55,6 +55,8 @@ export function mount(host: Host, view: ViewState): Composer {
     attachments: mountAttachments(),
   };
   const { form, input } = c;
+  // the page says read-only until this script runs: a key pressed before would be lost (Enter a new line)
+  input.readOnly = false;
   // images pasted into the box or dropped on the composer wait as thumbnails until sent
   input.addEventListener('paste', (ev) => {
     const files = [...(ev.clipboardData?.items ?? [])].filter((i) => i.kind === 'file').map((i) => i.getAsFile());

@@ -73,8 +73,8 @@ export function chatHtml(o: HtmlOptions): string {
   <div id="mentions" role="listbox" aria-label="Agents and members" hidden></div>
   <div id="command-hint" class="command-hint" hidden></div>
   <div id="attachments" class="attachments" aria-label="Images to send" hidden></div>
-  <textarea id="input" rows="3" placeholder="Ask Modus… (@ names an agent, / a command; paste or drop images; Enter to send, Shift+Enter for a new line)" aria-label="Message" aria-autocomplete="list" aria-controls="mentions"></textarea>
-  <button id="send" type="submit">Send</button>
+  <textarea id="input" rows="3" placeholder="Ask Modus… (@ names an agent, / a command; paste or drop images; Enter to send, Shift+Enter for a new line)" aria-label="Message" aria-autocomplete="list" aria-controls="mentions" readonly></textarea>
+  <button id="send" type="submit" disabled>Send</button>
 </form>
 <section id="env" class="card env" hidden></section>
 <section id="server" role="alert" hidden>
