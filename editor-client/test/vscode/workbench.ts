@@ -258,7 +258,8 @@ export class Workbench {
     const item = this.page.locator('.activitybar .action-item', { has: this.page.locator('a[aria-label="Modus"]') });
     await item.waitFor();
     if (!((await item.getAttribute('class')) ?? '').includes('checked')) await item.locator('a').click();
-    await this.chat.locator('#bar').waitFor();
+    // the composer is read-only until the chat's script has run (a slow webview draws its page first)
+    await this.chat.locator('#input:not([readonly])').waitFor({ state: 'attached' });
   }
 
   /** Runs a command palette command by its title, e.g. `Modus: Switch Mode`. */
