@@ -349,15 +349,15 @@ describe('chat webview: header, conversation list, server status, approvals in t
   });
 
   it('before its script runs the composer takes no text and Send is off: nothing typed is lost', async () => {
-    let before: { editable: boolean; sendOff: boolean; typed: string } | undefined;
+    let early: { editable: boolean; sendOff: boolean; typed: string } | undefined;
     const slow = await openChat(browser, { width: 420, height: 600 }, async (p) => {
       const input = p.locator('#input');
       await input.waitFor({ state: 'attached' });
       await input.focus();
       await p.keyboard.type('lost?');
-      before = { editable: await input.isEditable(), sendOff: await p.locator('#send').isDisabled(), typed: await input.inputValue() };
+      early = { editable: await input.isEditable(), sendOff: await p.locator('#send').isDisabled(), typed: await input.inputValue() };
     });
-    assert.deepEqual(before, { editable: false, sendOff: true, typed: '' });
+    assert.deepEqual(early, { editable: false, sendOff: true, typed: '' });
     assert.equal(await slow.locator('#input').isEditable(), true);
     await slow.locator('#input').fill('now');
     assert.equal(await slow.locator('#input').inputValue(), 'now');
